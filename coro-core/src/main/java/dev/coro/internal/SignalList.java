@@ -1,0 +1,261 @@
+package dev.coro.internal;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A lock-free set of registrations that fires exactly once: the completion word of a task and the
+ * callback list of a cancellation token are both this structure.
+ *
+ * <p>{@link #add} registers a {@link Node}; {@link #fire} detaches every registered node in one
+ * exchange and runs {@link Node#onFire} on each node that was still registered; {@link #remove}
+ * takes a node back. Between a racing {@code fire} and {@code remove} of the same node exactly one
+ * wins, decided by one CAS on the node's own state. With a single registered node this is the
+ * completion handshake of seed 000: the waiter publishes itself with one atomic operation, the
+ * completer takes it with one exchange, and each learns from the old value whether it must resume
+ * the other.
+ *
+ * <p>Removed nodes are unlinked: at once when they are the newest node, otherwise by a sweep that
+ * runs when the count of removed-but-linked nodes exceeds the live count seen by the previous sweep
+ * (plus a constant), so that any sequence of add/remove pairs keeps memory bounded by the live
+ * registrations and costs O(1) amortized.
+ */
+public class SignalList {
+    /* Implementation overview.
+     *
+     * 1. Representation.
+     *    head (volatile Node):
+     *      null          empty, not fired
+     *      FIRED         fired; terminal; add() refuses from now on
+     *      n             the newest registered node; older nodes follow through n.next
+     *    Node.state (volatile int): LIVE -> REMOVED (by remove) | LIVE -> FIRED (by fire). Terminal.
+     *    Node.next (volatile): the next older node; written before the node is published, later
+     *      rewritten only by the single sweeper (to skip REMOVED nodes) .
+     *    deadCount: REMOVED nodes that may still be linked (an estimate: it only steers sweeping).
+     *    sweeping: 0/1, the single-sweeper flag (a try-lock that nobody waits for).
+     *
+     * 2. Transitions.
+     *    add:     head h (not FIRED) -> n, with n.next = h           CAS head          registrant
+     *             head h (FIRED)      -> unchanged, add returns false
+     *    fire:    head h -> FIRED                                      getAndSet head    firer
+     *             then each node: LIVE -> FIRED                         CAS state         firer
+     *    remove:  node LIVE -> REMOVED                                  CAS state         remover
+     *             then head n -> n.next when n is the head              CAS head          remover
+     *             else deadCount++, and maybe a sweep
+     *    sweep:   pred.next = first non-REMOVED node after pred         volatile write    sweeper
+     *
+     * 3. Linearization points.
+     *    add:    the successful CAS of head (or the read of FIRED, which refuses).
+     *    fire:   the getAndSet of head; a node registered before it fires, one after it is refused.
+     *    remove: the CAS of the node's state LIVE -> REMOVED.
+     *
+     * 4. Invariants.
+     *    I1: every LIVE node registered before the last head write is reachable from head (or, after
+     *        fire, from the detached chain the firer walks): neither a head pop nor a sweep skips a
+     *        node that is not REMOVED, and REMOVED is terminal.
+     *    I2: a node's onFire runs at most once, only after winning LIVE -> FIRED.
+     *    I3: once head is FIRED it stays FIRED.
+     *
+     * 5. Memory ordering. All fields are volatile (sequentially consistent). The release of the head
+     *    CAS in add publishes the node's fields (and whatever the registrant wrote before) to the
+     *    firer; the getAndSet in fire is a release that publishes the firer's earlier writes (the
+     *    task's result) to every registrant that later reads FIRED with an acquire (the refusing read
+     *    in add) and to every node it fires. Weaker modes would do on some accesses, but every access
+     *    here is on a path that already pays a CAS, so the volatile default costs nothing measurable.
+     *
+     * 6. Progress. add and remove are lock-free (a CAS loop that retries only when another thread
+     *    changed head). fire is wait-free apart from the callbacks it runs. The sweep is guarded by a
+     *    try-lock flag: a thread that finds the flag taken skips sweeping, nobody waits.
+     *
+     * 7. Races. fire vs remove of the same node: one CAS on node.state decides; the loser learns it
+     *    lost from the return value (remove returns false: the callback has run or is running).
+     *    add vs fire: decided by the order of the head CAS and the head exchange.
+     *    sweep vs head pop: both only skip REMOVED nodes, so by I1 no live node is lost; a sweep may
+     *    write into a node that a pop has just unlinked, which leaves a REMOVED node linked until a
+     *    later sweep, never a live node unlinked.
+     *
+     * 8. Resumption. fire runs callbacks on the firing thread, newest first; callbacks that resume
+     *    work hand it to a scheduler (see Resume), so fire never recurses into user code deeply.
+     *
+     * 9. References. Seed 000 (one atomic word: pending, completed, or the waiting continuation),
+     *    generalized to many waiters; DESIGN principles 2 and 5.
+     */
+
+    /** A registration. Subclass it to say what firing does. */
+    public abstract static class Node {
+        /** The node is registered and neither fired nor removed. */
+        static final int LIVE = 0;
+        /** The node was taken back by {@link SignalList#remove}. */
+        static final int REMOVED = 1;
+        /** The node was fired; its callback has run or is running. */
+        static final int FIRED = 2;
+
+        volatile int state;
+        volatile Node next;
+
+        /** Creates a live, unregistered node. */
+        protected Node() {}
+
+        /**
+         * Runs once, on the firing thread, when the list fires while this node is registered.
+         * Exceptions are reported to the firing thread's uncaught-exception handler and do not stop
+         * the other nodes.
+         */
+        protected abstract void onFire();
+
+        /** Returns whether this node has been fired. */
+        public final boolean isFired() {
+            return state == FIRED;
+        }
+    }
+
+    private static final Node FIRED = new Node() {
+        @Override
+        protected void onFire() {}
+    };
+
+    private static final int SWEEP_SLACK = 32;
+
+    private volatile Node head;
+    private volatile int deadCount;
+    private volatile int sweeping;
+    private int liveAtLastSweep;
+
+    /** Creates an empty, unfired list. */
+    public SignalList() {}
+
+    /**
+     * Registers {@code node}. Returns {@code false}, without registering, when the list has already
+     * fired: the caller then acts as if the node had fired (this is the "completed" answer of the
+     * seed-000 handshake). A node may be added to one list, once.
+     */
+    public final boolean add(Node node) {
+        Node h = head;
+        for (;;) {
+            if (h == FIRED) {
+                return false;
+            }
+            if (h != null && h.state == Node.REMOVED) { // pop a removed head while we are here
+                Node next = h.next;
+                if (HEAD.compareAndSet(this, h, next)) {
+                    h = next;
+                } else {
+                    h = head;
+                }
+                continue;
+            }
+            node.next = h;
+            Node witness = (Node) HEAD.compareAndExchange(this, h, node);
+            if (witness == h) {
+                return true;
+            }
+            h = witness;
+        }
+    }
+
+    /**
+     * Takes {@code node} back. Returns {@code true} when this call removed it before it fired (its
+     * {@code onFire} will never run), {@code false} when it had fired (or was removed) already.
+     */
+    public final boolean remove(Node node) {
+        if (node.state != Node.LIVE || !STATE.compareAndSet(node, Node.LIVE, Node.REMOVED)) {
+            return false;
+        }
+        if (head == node && HEAD.compareAndSet(this, node, node.next)) {
+            return true;
+        }
+        int dead = deadCount + 1;
+        deadCount = dead; // a racy estimate is enough: it only decides when to sweep
+        if (dead > liveAtLastSweep + SWEEP_SLACK) {
+            sweep();
+        }
+        return true;
+    }
+
+    /**
+     * Fires the list: the first call detaches every registered node and runs {@code onFire} on each
+     * one still live, newest first, and returns {@code true}; later calls return {@code false}.
+     */
+    public final boolean fire() {
+        Node h = (Node) HEAD.getAndSet(this, FIRED);
+        if (h == FIRED) {
+            return false;
+        }
+        for (Node n = h; n != null; n = n.next) {
+            if (n.state == Node.LIVE && STATE.compareAndSet(n, Node.LIVE, Node.FIRED)) {
+                try {
+                    n.onFire();
+                } catch (Throwable t) {
+                    Thread current = Thread.currentThread();
+                    current.getUncaughtExceptionHandler().uncaughtException(current, t);
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Returns whether {@link #fire} has been called. */
+    public final boolean isFired() {
+        return head == FIRED;
+    }
+
+    /** Returns the number of linked nodes (live or removed-but-not-yet-unlinked); for tests. */
+    public final int linkedCount() {
+        int count = 0;
+        Node h = head;
+        if (h == FIRED) {
+            return 0;
+        }
+        for (Node n = h; n != null; n = n.next) {
+            count++;
+        }
+        return count;
+    }
+
+    private void sweep() {
+        if (sweeping != 0 || !SWEEPING.compareAndSet(this, 0, 1)) {
+            return;
+        }
+        try {
+            deadCount = 0;
+            Node pred = head;
+            if (pred == null || pred == FIRED) {
+                return;
+            }
+            int live = 1;
+            Node cur = pred.next;
+            while (cur != null) {
+                if (cur.state == Node.REMOVED) {
+                    Node succ = cur.next;
+                    while (succ != null && succ.state == Node.REMOVED) {
+                        succ = succ.next;
+                    }
+                    pred.next = succ; // I1: only REMOVED nodes are skipped
+                    cur = succ;
+                } else {
+                    live++;
+                    pred = cur;
+                    cur = cur.next;
+                }
+            }
+            liveAtLastSweep = live;
+        } finally {
+            sweeping = 0;
+        }
+    }
+
+    private static final VarHandle HEAD;
+    private static final VarHandle STATE;
+    private static final VarHandle SWEEPING;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            HEAD = lookup.findVarHandle(SignalList.class, "head", Node.class);
+            SWEEPING = lookup.findVarHandle(SignalList.class, "sweeping", int.class);
+            STATE = lookup.findVarHandle(Node.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

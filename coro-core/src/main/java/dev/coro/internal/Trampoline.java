@@ -1,0 +1,67 @@
+package dev.coro.internal;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+
+/**
+ * Runs work inline on the calling thread without deepening the stack: the outermost call runs its
+ * work at once and then drains whatever nested calls queued meanwhile; a nested call only queues.
+ * So a chain of inline resumptions of any length uses a bounded stack.
+ *
+ * <p>Fairness: one drain runs at most {@link #BUDGET} queued items; after that, nested work is handed
+ * to the fallback executor (normally the scheduler it belongs to), so two tasks that keep resuming
+ * each other inline cannot starve the rest of a scheduler's queue.
+ *
+ * <p>Thread confinement: the state is per thread; nothing here is shared.
+ */
+public final class Trampoline {
+    /** How many queued items one outermost drain runs before handing further work to its fallback. */
+    static final int BUDGET = 1024;
+
+    private static final ThreadLocal<Trampoline> CURRENT = ThreadLocal.withInitial(Trampoline::new);
+
+    private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
+    private boolean running;
+    private int ran;
+
+    private Trampoline() {}
+
+    /**
+     * Runs {@code work} on this thread: now, if no trampoline drain is active on this thread;
+     * otherwise after the active one finishes its current item (or on {@code fallback} once the
+     * drain has used its budget). {@code fallback} may be null, meaning "always queue".
+     */
+    public static void run(Runnable work, Executor fallback) {
+        Trampoline t = CURRENT.get();
+        if (t.running) {
+            if (fallback != null && t.ran >= BUDGET) {
+                fallback.execute(work);
+            } else {
+                t.queue.addLast(work);
+            }
+            return;
+        }
+        t.running = true;
+        t.ran = 0;
+        try {
+            work.run();
+            Runnable next;
+            while ((next = t.queue.pollFirst()) != null) {
+                t.ran++;
+                next.run();
+            }
+        } finally {
+            t.running = false;
+            if (!t.queue.isEmpty()) { // work.run() threw: do not lose what was queued behind it
+                drainAfterFailure(t);
+            }
+        }
+    }
+
+    private static void drainAfterFailure(Trampoline t) {
+        Runnable next;
+        while ((next = t.queue.pollFirst()) != null) {
+            run(next, null);
+        }
+    }
+}

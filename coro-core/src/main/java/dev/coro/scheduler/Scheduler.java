@@ -1,0 +1,93 @@
+package dev.coro.scheduler;
+
+import dev.coro.cancel.Cancellable;
+import java.time.Duration;
+import java.util.concurrent.Executor;
+
+/**
+ * Where work runs, and its clock: runs {@link Runnable}s now ({@link #execute}) or after a delay
+ * ({@link #schedule}), and tells the time ({@link #nanoTime}).
+ *
+ * <p>A task that waits resumes on the scheduler it came from (Coro's resumption rule). When the code
+ * that wakes it already runs on that scheduler ({@link #isCurrent()}), Coro may resume the waiter
+ * inline, through a trampoline, instead of submitting it.
+ *
+ * <p><b>Thread-safety.</b> Implementations are thread-safe: any thread may submit.
+ *
+ * <p><b>Bad input.</b> A null runnable or delay gets {@link NullPointerException}; a negative delay is
+ * treated as zero; submitting after shutdown gets {@link java.util.concurrent.RejectedExecutionException}.
+ *
+ * {@snippet :
+ * try (WorkStealingPool pool = WorkStealingPool.create(4)) {
+ *     pool.execute(() -> System.out.println("on " + Thread.currentThread().getName()));
+ *     pool.schedule(() -> System.out.println("later"), Duration.ofMillis(100));
+ * }
+ * }
+ */
+public interface Scheduler extends Executor {
+    /**
+     * Runs {@code task} on this scheduler, soon.
+     *
+     * @param task what to run
+     * @throws NullPointerException if {@code task} is null
+     * @throws java.util.concurrent.RejectedExecutionException if the scheduler is shut down
+     */
+    @Override
+    void execute(Runnable task);
+
+    /**
+     * Runs {@code task} on this scheduler once {@code delay} has passed on its clock; never early.
+     *
+     * @param task what to run
+     * @param delay how long to wait; zero or negative means as soon as possible
+     * @return a handle whose {@code cancel()} prevents the run if it has not started; a cancelled
+     *     timer keeps no reference to {@code task}
+     * @throws NullPointerException if {@code task} or {@code delay} is null
+     * @throws java.util.concurrent.RejectedExecutionException if the scheduler is shut down
+     */
+    Cancellable schedule(Runnable task, Duration delay);
+
+    /**
+     * Returns this scheduler's clock in nanoseconds, with the meaning of {@link System#nanoTime()}
+     * (only differences are meaningful). Virtual-time schedulers return virtual time.
+     *
+     * @return the current time
+     */
+    long nanoTime();
+
+    /**
+     * Returns whether the calling thread is running this scheduler's work, so that work meant for
+     * this scheduler may run inline on it.
+     *
+     * @return {@code true} when called from this scheduler's own thread(s)
+     */
+    boolean isCurrent();
+
+    /**
+     * Returns the scheduler that runs work at once on the thread that submits it. Nested submissions
+     * are queued on a per-thread trampoline and run when the outer one returns, so chains of
+     * submissions never deepen the stack. Its timers fire on a shared daemon timer thread, which then
+     * runs the work. {@link #isCurrent()} is always true.
+     *
+     * @return the inline scheduler (a singleton)
+     */
+    static Scheduler inline() {
+        return InlineScheduler.INSTANCE;
+    }
+
+    /**
+     * Adapts an {@link Executor}: work is handed to it; timers fire on a shared daemon timer thread,
+     * which then hands the work to the executor. {@link #isCurrent()} is true only on threads that are
+     * running work submitted through this adapter.
+     *
+     * @param executor where work runs
+     * @return a scheduler over {@code executor}
+     * @throws NullPointerException if {@code executor} is null
+     */
+    static Scheduler from(Executor executor) {
+        if (executor instanceof Scheduler s) {
+            return s;
+        }
+        return new ExecutorScheduler(executor);
+    }
+}

@@ -1,0 +1,16 @@
+/**
+ * Coro: coroutine-style asynchronous programming for the JVM.
+ *
+ * <p>Exported packages:
+ * <ul>
+ *   <li>{@link dev.coro.cancel}: cancellation sources and tokens;</li>
+ *   <li>{@link dev.coro.scheduler}: schedulers (work-stealing pool, inline, executor adapter) with timers;</li>
+ *   <li>{@link dev.coro.task}: lazy tasks, their composition, contexts and scopes.</li>
+ * </ul>
+ * {@code dev.coro.internal} holds the shared lock-free machinery and is not exported.
+ */
+module dev.coro {
+    exports dev.coro.cancel;
+    exports dev.coro.scheduler;
+    exports dev.coro.task;
+}
