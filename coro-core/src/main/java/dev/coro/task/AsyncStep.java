@@ -1,0 +1,165 @@
+package dev.coro.task;
+
+import dev.coro.cancel.Registration;
+import dev.coro.internal.Resume;
+import dev.coro.scheduler.Scheduler;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+
+/**
+ * One suspension of a {@link Fiber}: the completer handed to an asynchronous body, and the handshake
+ * between that body's completion and the fiber deciding to suspend.
+ */
+final class AsyncStep implements Completer<Object>, Runnable {
+    /* Implementation overview.
+     *
+     * 1. Representation. result (volatile Object):
+     *      null        pending; the fiber has not yet decided to suspend (it is inside the body)
+     *      SUSPENDED   pending; the fiber has suspended and waits to be resumed
+     *      r           completed with the encoded result r (see Completion: raw value, NULL,
+     *                  Failed, CANCELLED); terminal
+     *    hook (volatile Object): null, the onCancel action, or HOOK_DONE (ran, or never will).
+     *
+     * 2. Transitions.
+     *    null      -> SUSPENDED  fiber, after the body returns without a result        CAS
+     *    null      -> r          completer, while the fiber is still in the body       CAS
+     *                            (the fiber sees r after the body and continues inline)
+     *    SUSPENDED -> r          completer, after suspension: it resumes the fiber     CAS
+     *
+     * 3. Linearization point of complete/fail/cancel: the successful CAS of result. Exactly one
+     *    completer wins; the others return false (first call wins).
+     *
+     * 4. Invariants. I1: the fiber is resumed at most once per step, by the completer whose CAS
+     *    replaced SUSPENDED. I2: a step whose CAS replaced null is continued by the fiber itself.
+     *
+     * 5. Memory ordering. Both CASes are volatile: the fiber's CAS (release) publishes its frame
+     *    state to the completer, which then hands the fiber to a scheduler; the completer's CAS
+     *    (release) publishes the result, read by the fiber after its failed CAS (acquire) or after
+     *    the scheduler hand-off.
+     *
+     * 6. Progress: lock-free; each side does one CAS (a completer retries only after the fiber's
+     *    null -> SUSPENDED CAS, at most once).
+     *
+     * 7. Cancellation races. The token callback is one more completer: it races the body's
+     *    completion through the same CAS, so "cancelled" and "completed" have exactly one winner.
+     *    The onCancel hook runs only when the cancelled completion won, exactly once, through the
+     *    getAndSet of hook (an action set after that runs at once).
+     *
+     * 8. Resumption: Resume.dispatch hands the fiber to its scheduler, inline through the
+     *    trampoline when the completing thread already runs it.
+     *
+     * 9. References: seed 000 (the same one-word handshake, with SUSPENDED as "the waiting
+     *    continuation"); DESIGN principles 2, 3, 5.
+     */
+
+    private static final Object SUSPENDED = new Object();
+    private static final Object HOOK_DONE = new Object();
+
+    private final Fiber<?> fiber;
+    private final Scheduler scheduler;
+    private final Context context;
+    private volatile Object result;
+    private volatile Object hook;
+    /** The token registration; written by the fiber before the body runs, cleared by it after. */
+    Registration registration = Registration.NONE;
+
+    AsyncStep(Fiber<?> fiber, Context context) {
+        this.fiber = fiber;
+        this.context = context;
+        this.scheduler = context.scheduler();
+    }
+
+    /** The step behind a completer handed to an internal async body. */
+    static AsyncStep of(Completer<?> completer) {
+        return (AsyncStep) completer;
+    }
+
+    /** Fiber side: returns true if it must suspend, false if the result is already there. */
+    boolean trySuspend() {
+        return result == null && RESULT.compareAndSet(this, null, SUSPENDED);
+    }
+
+    /** Fiber side, after trySuspend failed or after resumption: the encoded result. */
+    Object result() {
+        return result;
+    }
+
+    boolean settleEncoded(Object encoded) {
+        for (;;) {
+            Object cur = result;
+            if (cur != null && cur != SUSPENDED) {
+                return false;
+            }
+            if (RESULT.compareAndSet(this, cur, encoded)) {
+                if (encoded == Completion.CANCELLED) {
+                    runHook();
+                }
+                if (cur == SUSPENDED) {
+                    Resume.dispatch(fiber, scheduler);
+                }
+                return true;
+            }
+        }
+    }
+
+    @Override
+    public boolean complete(Object value) {
+        return settleEncoded(Completion.encodeValue(value));
+    }
+
+    @Override
+    public boolean fail(Throwable error) {
+        Objects.requireNonNull(error, "error");
+        return settleEncoded(new Completion.Failed(error));
+    }
+
+    @Override
+    public boolean cancel() {
+        return settleEncoded(Completion.CANCELLED);
+    }
+
+    /** The token's callback. */
+    @Override
+    public void run() {
+        cancel();
+    }
+
+    @Override
+    public void onCancel(Runnable action) {
+        Objects.requireNonNull(action, "action");
+        Object prev = HOOK.compareAndExchange(this, null, action);
+        if (prev == HOOK_DONE) {
+            if (result == Completion.CANCELLED) {
+                action.run();
+            }
+        } else if (prev != null) {
+            throw new IllegalStateException("onCancel: an action was already set");
+        }
+    }
+
+    private void runHook() {
+        Object h = HOOK.getAndSet(this, HOOK_DONE);
+        if (h instanceof Runnable r) {
+            r.run();
+        }
+    }
+
+    @Override
+    public Context context() {
+        return context;
+    }
+
+    private static final VarHandle RESULT;
+    private static final VarHandle HOOK;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            RESULT = lookup.findVarHandle(AsyncStep.class, "result", Object.class);
+            HOOK = lookup.findVarHandle(AsyncStep.class, "hook", Object.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

@@ -1,0 +1,339 @@
+package dev.coro.task;
+
+import dev.coro.scheduler.Scheduler;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * One run of a {@link Task}: the interpreter that walks the task's node tree with a heap-allocated
+ * stack of frames, so that neither long chains nor loops of synchronously completing steps deepen
+ * the Java stack. It is also the {@link Completion} cell of that run: whoever waits for it (a
+ * joining thread, a scope, a parent combinator, a spawn handle) registers on it.
+ *
+ * <p>A fiber is run by one thread at a time: it is handed from thread to thread only through a
+ * scheduler submission or through the {@link AsyncStep} handshake, both of which publish its fields.
+ */
+final class Fiber<T> extends Completion implements Runnable {
+    /** Told, on the fiber's last thread, when the fiber has completed (before its waiters fire). */
+    interface Listener {
+        void fiberDone(Fiber<?> fiber);
+    }
+
+    private static final int VALUE = 0, ERROR = 1, CANCEL = 2;
+    private static final Object RESTORE = new Object();
+
+    private final Listener listener;
+    private Context ctx;
+    /** The node to evaluate next, or null when a result (kind, val) is travelling up the stack. */
+    private Task<?> cur;
+    private int kind;
+    private Object val;
+    private Object[] stack;
+    private int sp;
+    /** The suspension in progress, or null. */
+    private AsyncStep step;
+
+    Fiber(Task<? extends T> task, Context ctx, Listener listener) {
+        this.cur = task;
+        this.ctx = ctx;
+        this.listener = listener;
+    }
+
+    Context context() {
+        return ctx;
+    }
+
+    /** Starts the fiber on its context's scheduler (submitted, never inline). */
+    void dispatch() {
+        Scheduler s = ctx.scheduler();
+        try {
+            s.execute(this);
+        } catch (RejectedExecutionException e) {
+            cur = new Nodes.Fail<>(e);
+            run();
+        }
+    }
+
+    @Override
+    public void run() {
+        AsyncStep s = step;
+        if (s != null) { // resumed after a suspension
+            step = null;
+            s.registration.unregister();
+            takeResult(s.result());
+        }
+        loop();
+    }
+
+    private void takeResult(Object encoded) {
+        cur = null;
+        if (encoded == CANCELLED) {
+            kind = CANCEL;
+            val = null;
+        } else if (encoded instanceof Failed f) {
+            kind = ERROR;
+            val = f.error;
+        } else {
+            kind = VALUE;
+            val = decodeValue(encoded);
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private void loop() {
+        Task<?> t = cur;
+        int k = kind;
+        Object v = val;
+        for (;;) {
+            if (t != null) {
+                switch (t.tag) {
+                    case Nodes.PURE -> {
+                        v = ((Nodes.Pure<?>) t).value;
+                        k = VALUE;
+                        t = null;
+                    }
+                    case Nodes.FAIL -> {
+                        v = ((Nodes.Fail<?>) t).error;
+                        k = ERROR;
+                        t = null;
+                    }
+                    case Nodes.CANCELLED -> {
+                        v = null;
+                        k = CANCEL;
+                        t = null;
+                    }
+                    case Nodes.CALL -> {
+                        try {
+                            v = ((Nodes.Call<?>) t).body.call();
+                            k = VALUE;
+                        } catch (Throwable e) {
+                            v = e;
+                            k = ERROR;
+                        }
+                        t = null;
+                    }
+                    case Nodes.DEFER -> {
+                        try {
+                            t = Objects.requireNonNull(((Nodes.Defer<?>) t).supplier.get(),
+                                    "defer: the supplier returned null");
+                        } catch (Throwable e) {
+                            v = e;
+                            k = ERROR;
+                            t = null;
+                        }
+                    }
+                    case Nodes.MAP -> {
+                        push(t);
+                        t = ((Nodes.Map<?, ?>) t).source;
+                    }
+                    case Nodes.FLAT_MAP -> {
+                        push(t);
+                        t = ((Nodes.FlatMap<?, ?>) t).source;
+                    }
+                    case Nodes.FOLD -> {
+                        push(t);
+                        t = ((Nodes.Fold<?, ?>) t).source;
+                    }
+                    case Nodes.CONTEXT -> {
+                        v = ctx;
+                        k = VALUE;
+                        t = null;
+                    }
+                    case Nodes.WITH_CONTEXT -> {
+                        Nodes.WithContext<?> w = (Nodes.WithContext<?>) t;
+                        Context saved = ctx;
+                        Context next;
+                        try {
+                            next = Objects.requireNonNull(w.change.apply(saved), "context change returned null");
+                        } catch (Throwable e) {
+                            v = e;
+                            k = ERROR;
+                            t = null;
+                            continue;
+                        }
+                        push(saved);
+                        push(RESTORE);
+                        ctx = next;
+                        t = w.source;
+                        if (next.scheduler() != saved.scheduler() && !next.scheduler().isCurrent()) {
+                            if (hop(next.scheduler(), t, k, v)) {
+                                return;
+                            }
+                            ctx = saved; // refused: unwind the region with the refusal as its error
+                            sp -= 2;
+                            stack[sp] = null;
+                            stack[sp + 1] = null;
+                            v = new RejectedExecutionException("startOn: " + next.scheduler() + " refused the task");
+                            k = ERROR;
+                            t = null;
+                        }
+                    }
+                    case Nodes.YIELD -> {
+                        if (ctx.token().isCancelled()) {
+                            v = null;
+                            k = CANCEL;
+                            t = null;
+                        } else if (hop(ctx.scheduler(), null, VALUE, null)) {
+                            return;
+                        } else {
+                            v = null; // the scheduler refused: carry on here
+                            k = VALUE;
+                            t = null;
+                        }
+                    }
+                    case Nodes.SHIFT -> {
+                        Scheduler target = ((Nodes.Shift) t).target;
+                        Scheduler from = ctx.scheduler();
+                        ctx = ctx.withScheduler(target);
+                        v = null;
+                        k = VALUE;
+                        t = null;
+                        if (target != from && !target.isCurrent() && hop(target, null, VALUE, null)) {
+                            return;
+                        }
+                    }
+                    case Nodes.ASYNC -> {
+                        Nodes.Async<Object> a = (Nodes.Async<Object>) t;
+                        t = null;
+                        if (a.cancelOnToken && ctx.token().isCancelled()) {
+                            v = null;
+                            k = CANCEL;
+                            continue;
+                        }
+                        AsyncStep s = new AsyncStep(this, ctx);
+                        step = s;
+                        if (a.cancelOnToken) {
+                            s.registration = ctx.token().register(s);
+                        }
+                        try {
+                            a.body.accept(s);
+                        } catch (Throwable e) {
+                            s.fail(e);
+                        }
+                        if (s.trySuspend()) {
+                            return; // the completer resumes us; do not touch fields from here on
+                        }
+                        step = null;
+                        s.registration.unregister();
+                        takeResult(s.result());
+                        k = kind;
+                        v = val;
+                    }
+                    default -> throw new AssertionError("unknown node " + t.tag);
+                }
+            } else {
+                if (sp == 0) {
+                    finish(k, v);
+                    return;
+                }
+                Object frame = stack[--sp];
+                stack[sp] = null;
+                if (frame == RESTORE) {
+                    Context saved = (Context) stack[--sp];
+                    stack[sp] = null;
+                    Scheduler from = ctx.scheduler();
+                    ctx = saved;
+                    if (saved.scheduler() != from && !saved.scheduler().isCurrent()
+                            && hop(saved.scheduler(), null, k, v)) {
+                        return;
+                    }
+                    continue;
+                }
+                Task<?> f = (Task<?>) frame;
+                switch (f.tag) {
+                    case Nodes.MAP -> {
+                        if (k == VALUE) {
+                            try {
+                                v = ((Nodes.Map) f).fn.apply(v);
+                            } catch (Throwable e) {
+                                v = e;
+                                k = ERROR;
+                            }
+                        }
+                    }
+                    case Nodes.FLAT_MAP -> {
+                        if (k == VALUE) {
+                            try {
+                                t = Objects.requireNonNull((Task<?>) ((Nodes.FlatMap) f).fn.apply(v),
+                                        "flatMap: the function returned null");
+                            } catch (Throwable e) {
+                                v = e;
+                                k = ERROR;
+                            }
+                        }
+                    }
+                    case Nodes.FOLD -> {
+                        Nodes.Fold<?, ?> fold = (Nodes.Fold<?, ?>) f;
+                        try {
+                            if (k == VALUE && fold.onValue != null) {
+                                t = Objects.requireNonNull(fold.onValue.apply(v), "the value handler returned null");
+                            } else if (k == ERROR && fold.onError != null) {
+                                t = Objects.requireNonNull(fold.onError.apply((Throwable) v),
+                                        "the error handler returned null");
+                            } else if (k == CANCEL && fold.onCancel != null) {
+                                t = Objects.requireNonNull(fold.onCancel.get(), "the cancel handler returned null");
+                            }
+                        } catch (Throwable e) {
+                            v = e;
+                            k = ERROR;
+                            t = null;
+                        }
+                    }
+                    default -> throw new AssertionError("unknown frame " + f.tag);
+                }
+            }
+        }
+    }
+
+    /**
+     * Moves the rest of this run to {@code target}: saves where we are and submits the fiber. Returns
+     * false (and changes nothing) if the scheduler refuses.
+     */
+    private boolean hop(Scheduler target, Task<?> next, int k, Object v) {
+        cur = next;
+        kind = k;
+        val = v;
+        try {
+            target.execute(this);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    private void push(Object frame) {
+        Object[] s = stack;
+        if (s == null) {
+            stack = s = new Object[8];
+        } else if (sp == s.length) {
+            stack = s = Arrays.copyOf(s, s.length * 2);
+        }
+        s[sp++] = frame;
+    }
+
+    private void finish(int k, Object v) {
+        cur = null;
+        val = null;
+        stack = null;
+        result = switch (k) {
+            case VALUE -> encodeValue(v);
+            case ERROR -> new Failed((Throwable) v);
+            default -> CANCELLED;
+        };
+        if (listener != null) {
+            try {
+                listener.fiberDone(this);
+            } catch (Throwable e) {
+                Thread th = Thread.currentThread();
+                th.getUncaughtExceptionHandler().uncaughtException(th, e);
+            }
+        }
+        fire();
+    }
+
+    @Override
+    public String toString() {
+        return "Fiber[" + (isFired() ? "done" : step != null ? "suspended" : "running") + "]";
+    }
+}

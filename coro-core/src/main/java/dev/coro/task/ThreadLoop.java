@@ -1,0 +1,143 @@
+package dev.coro.task;
+
+import dev.coro.cancel.Cancellable;
+import dev.coro.cancel.CancellationSource;
+import dev.coro.internal.SignalList;
+import dev.coro.internal.Trampoline;
+import dev.coro.scheduler.Scheduler;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The scheduler of a blocking {@link Task#join()}: the joining thread itself. Work for the task is
+ * queued here and run by the joining thread between parks; the task's completion unparks it.
+ *
+ * <p>Wake-ups cannot be lost: both a submission and the completion enqueue-or-mark first and unpark
+ * second, and the owner re-checks both before every park (LockSupport's permit covers the window).
+ */
+final class ThreadLoop implements Scheduler {
+    private final Thread owner = Thread.currentThread();
+    private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
+    private volatile boolean closed;
+
+    static <T> T join(Task<T> task) {
+        Context base = Context.current();
+        ThreadLoop loop = new ThreadLoop();
+        CancellationSource source = base == null ? new CancellationSource()
+                : CancellationSource.linkedTo(base.token());
+        Context ctx = (base == null ? Context.of(loop) : base.withScheduler(loop)).withToken(source.token());
+        Fiber<T> fiber = new Fiber<>(task, ctx, null);
+        try {
+            loop.runUntilDone(fiber, source);
+        } finally {
+            source.close();
+        }
+        return valueOrThrow(fiber.result);
+    }
+
+    private void runUntilDone(Fiber<?> fiber, CancellationSource source) {
+        boolean interrupted = false;
+        try {
+            Trampoline.run(fiber, null);
+            if (!fiber.isFired()) {
+                fiber.add(new Unparker(owner));
+            }
+            while (!fiber.isFired()) {
+                Runnable next = queue.poll();
+                if (next != null) {
+                    Trampoline.run(next, null);
+                    continue;
+                }
+                LockSupport.park(this);
+                if (Thread.interrupted()) {
+                    interrupted = true;
+                    source.cancel();
+                }
+            }
+        } finally {
+            closed = true;
+            Runnable stray;
+            while ((stray = queue.poll()) != null) { // work submitted after the end still runs
+                Trampoline.run(stray, null);
+            }
+            if (interrupted) {
+                owner.interrupt();
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    static <T> T valueOrThrow(Object encoded) {
+        if (encoded == Completion.CANCELLED) {
+            throw new CancellationException("task was cancelled");
+        }
+        if (encoded instanceof Completion.Failed f) {
+            Throwable e = f.error;
+            if (e instanceof RuntimeException || e instanceof Error) {
+                e.addSuppressed(new JoinedHere());
+                if (e instanceof RuntimeException re) {
+                    throw re;
+                }
+                throw (Error) e;
+            }
+            throw new CompletionException(e);
+        }
+        return (T) Completion.decodeValue(encoded);
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        Objects.requireNonNull(task, "task");
+        queue.offer(task);
+        if (closed && queue.remove(task)) { // the owner has stopped draining: run it here
+            Trampoline.run(task, null);
+            return;
+        }
+        LockSupport.unpark(owner);
+    }
+
+    @Override
+    public Cancellable schedule(Runnable task, Duration delay) {
+        Objects.requireNonNull(task, "task");
+        return Scheduler.inline().schedule(() -> execute(task), delay);
+    }
+
+    @Override
+    public long nanoTime() {
+        return System.nanoTime();
+    }
+
+    @Override
+    public boolean isCurrent() {
+        return Thread.currentThread() == owner;
+    }
+
+    @Override
+    public String toString() {
+        return "ThreadLoop[" + owner.getName() + "]";
+    }
+
+    private static final class Unparker extends SignalList.Node {
+        private final Thread thread;
+
+        Unparker(Thread thread) {
+            this.thread = thread;
+        }
+
+        @Override
+        protected void onFire() {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** Carries the stack of the thread that joined a failed task. */
+    static final class JoinedHere extends Exception {
+        JoinedHere() {
+            super("joined here");
+        }
+    }
+}
