@@ -41,7 +41,10 @@ class Completion extends SignalList {
         }
     }
 
-    /** Written once, before fire(); read after fire() or after a refused add(). */
+    /**
+     * Written once, before fire(): by a CAS for racing completers (the linearization point of the
+     * completion), by a release store for a fiber (its only completer). Read with acquire.
+     */
     Object result;
 
     static Object encodeValue(Object value) {
@@ -83,15 +86,27 @@ class Completion extends SignalList {
         return true;
     }
 
-    /** Completes the cell from its only possible completer (a fiber finishing): no election needed. */
-    final void completeOwned(Object encoded) {
-        result = encoded;
-        fire();
+    /**
+     * Completes the cell from its only possible completer (a finishing fiber): release, so that a
+     * waiter that reads the result before fire() (acquire) sees the value's contents.
+     */
+    final void setResultRelease(Object encoded) {
+        RESULT.setRelease(this, encoded);
+    }
+
+    /** Whether the cell has completed: true from the completing CAS on, before its waiters fire. */
+    final boolean isCompleted() {
+        return RESULT.getAcquire(this) != null;
     }
 
     /** A task that waits for this cell and ends as it did; cancelling the wait unregisters it. */
     final <T> Task<T> awaitTask() {
         return new Nodes.Async<T>(completer -> {
+            Object done = RESULT.getAcquire(this);
+            if (done != null) { // completed (perhaps not yet fired): answer at once, never wait
+                AsyncStep.of(completer).settleEncoded(done);
+                return;
+            }
             AwaitNode node = new AwaitNode(this, AsyncStep.of(completer));
             if (add(node)) {
                 completer.onCancel(() -> remove(node));

@@ -316,11 +316,11 @@ final class Fiber<T> extends Completion implements Runnable {
         cur = null;
         val = null;
         stack = null;
-        result = switch (k) {
+        setResultRelease(switch (k) {
             case VALUE -> encodeValue(v);
             case ERROR -> new Failed((Throwable) v);
             default -> CANCELLED;
-        };
+        });
         if (listener != null) {
             try {
                 listener.fiberDone(this);

@@ -69,7 +69,7 @@ public final class Promise<T> {
      * @return whether completed
      */
     public boolean isDone() {
-        return cell.isFired();
+        return cell.isCompleted();
     }
 
     /**

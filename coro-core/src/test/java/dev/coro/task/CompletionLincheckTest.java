@@ -1,0 +1,166 @@
+package dev.coro.task;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.coro.Stress;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lincheck checks the seed-000 completion handshake end to end: a {@link Promise} completed, failed
+ * or cancelled by racing completers, while tasks start waiting on it ({@link Promise#task()} run
+ * through {@link Task#toCompletableFuture()}, so each wait goes through a fiber's {@link AsyncStep}
+ * and is resumed by the completer) and other waits are cancelled.
+ *
+ * <p>The sequential specification: the first completion wins; a wait started after it answers at
+ * once with the result; a wait started before it stays pending. {@link #validate()} then checks
+ * that every pending wait was resumed with exactly the winning result (none lost, none resumed
+ * twice, cancelled waits cancelled), which is the property the handshake exists for.
+ */
+@Param(name = "v", gen = IntGen.class, conf = "1:2")
+public class CompletionLincheckTest {
+    /** What {@link #await()} answers while the promise is pending. */
+    static final int PENDING = -1;
+    /** What {@link #await()} answers for a cancelled promise. */
+    static final int CANCELLED = -2;
+
+    private final Promise<Integer> promise = new Promise<>();
+    private final List<CompletableFuture<Integer>> waits = new CopyOnWriteArrayList<>();
+    private final List<CompletableFuture<Integer>> abandoned = new CopyOnWriteArrayList<>();
+
+    /** Completes with a value. */
+    @Operation
+    public boolean complete(@Param(name = "v") int v) {
+        return promise.complete(v);
+    }
+
+    /** Cancels the promise. */
+    @Operation
+    public boolean cancel() {
+        return promise.cancel();
+    }
+
+    /** Starts a wait; answers its result if it ended at once, else PENDING. */
+    @Operation
+    public int await() {
+        CompletableFuture<Integer> f = promise.task().toCompletableFuture();
+        if (!f.isDone()) {
+            waits.add(f);
+            return PENDING;
+        }
+        return f.isCancelled() ? CANCELLED : f.join();
+    }
+
+    /** Starts a wait and cancels it at once: must leave no trace on the promise. */
+    @Operation
+    public void awaitAndCancel() {
+        CompletableFuture<Integer> f = promise.task().toCompletableFuture();
+        f.cancel(false);
+        abandoned.add(f);
+    }
+
+    /** After each run: every pending wait ended with the winning result. */
+    @Validate
+    public void validate() {
+        if (!promise.isDone()) {
+            for (CompletableFuture<Integer> f : waits) {
+                if (f.isDone()) {
+                    throw new AssertionError("a wait ended before the promise completed");
+                }
+            }
+            return;
+        }
+        Integer expected = promise.task().outcome().toCompletableFuture().join() instanceof Outcome.Value<Integer> v
+                ? v.value() : null;
+        for (CompletableFuture<Integer> f : waits) {
+            if (!f.isDone()) {
+                throw new AssertionError("a waiter was lost: the promise completed but the wait is pending");
+            }
+            if (expected == null ? !f.isCancelled() : f.isCancelled() || !expected.equals(f.join())) {
+                throw new AssertionError("a waiter saw another result than the winner's");
+            }
+        }
+        for (CompletableFuture<Integer> f : abandoned) { // cancelled, or ended with the winner before that
+            if (!f.isCancelled() && (expected == null || !expected.equals(f.join()))) {
+                throw new AssertionError("an abandoned wait saw another result than the winner's");
+            }
+        }
+    }
+
+    @Test
+    void modelChecking() {
+        new ModelCheckingOptions()
+                .sequentialSpecification(Spec.class)
+                .iterations(Stress.scaled(20))
+                .invocationsPerIteration(500)
+                .threads(3)
+                .actorsPerThread(2)
+                .actorsBefore(1)
+                .actorsAfter(1)
+                .check(CompletionLincheckTest.class);
+        assertTrue(true, "check() throws on a non-linearizable or invalid history");
+    }
+
+    @Test
+    @Tag("stress")
+    void stress() {
+        new StressOptions()
+                .sequentialSpecification(Spec.class)
+                .iterations(Stress.scaled(20))
+                .invocationsPerIteration(1000)
+                .threads(3)
+                .actorsPerThread(3)
+                .check(CompletionLincheckTest.class);
+        assertTrue(true, "check() throws on a non-linearizable or invalid history");
+    }
+
+    /** The sequential specification. */
+    public static final class Spec {
+        private Integer result; // null: pending; CANCELLED: cancelled
+
+        /** First completion wins. */
+        public boolean complete(int v) {
+            if (result != null) {
+                return false;
+            }
+            result = v;
+            return true;
+        }
+
+        /** First completion wins. */
+        public boolean cancel() {
+            if (result != null) {
+                return false;
+            }
+            result = CANCELLED;
+            return true;
+        }
+
+        /** Answers at once when complete. */
+        public int await() {
+            return result == null ? PENDING : result;
+        }
+
+        /** No observable effect. */
+        public void awaitAndCancel() {}
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Spec s && java.util.Objects.equals(result, s.result);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hashCode(result);
+        }
+    }
+}
