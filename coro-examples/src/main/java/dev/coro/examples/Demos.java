@@ -1,0 +1,33 @@
+package dev.coro.examples;
+
+import dev.coro.examples.pool.PoolDemo;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The README's main command: {@code ./coro demo [name...]} runs the named demos, or all of them.
+ */
+public final class Demos {
+    private Demos() {}
+
+    /** Runs the demos named in {@code args} (all when none), or lists them with {@code --list}. */
+    public static void main(String[] args) {
+        Map<String, Runnable> demos = new LinkedHashMap<>();
+        demos.put("pool", () -> new PoolDemo(System.out, Duration.ofMillis(20)).runAll());
+        if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
+            System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: all)");
+            return;
+        }
+        String[] names = args.length == 0 ? demos.keySet().toArray(String[]::new) : args;
+        for (String name : names) {
+            Runnable demo = demos.get(name);
+            if (demo == null) {
+                System.err.println("unknown demo '" + name + "'; demos: " + String.join(", ", demos.keySet()));
+                System.exit(2);
+            }
+            System.out.println("######## demo: " + name);
+            demo.run();
+        }
+    }
+}
