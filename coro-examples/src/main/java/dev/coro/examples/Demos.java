@@ -14,6 +14,7 @@ public final class Demos {
     /** Runs the demos named in {@code args} (all when none), or lists them with {@code --list}. */
     public static void main(String[] args) {
         Map<String, Runnable> demos = new LinkedHashMap<>();
+        demos.put("hello", () -> Hello.main(new String[0]));
         demos.put("pool", () -> new PoolDemo(System.out, Duration.ofMillis(20)).runAll());
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: all)");
