@@ -6,17 +6,49 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.CancellationException;
 
 /**
- * A result cell that completes once: the seed-000 handshake between the completer and the waiters.
- * The result is written first, then {@link SignalList#fire()} exchanges the waiter word with FIRED
- * (release); a waiter that registers with {@link SignalList#add} and is refused (the word was
- * already FIRED, acquire) reads the result at once, and one that is accepted is resumed by the
- * completer. So each side does one atomic operation and learns whether it must resume the other.
- *
- * <p>Result encoding (shared with {@link AsyncStep}): a raw value; {@link #NULL} for a null value;
- * a {@link Failed} box for an error; {@link #CANCELLED} for the cancelled channel. Sentinels are
- * instances of private classes, so no user value can be mistaken for one.
+ * A result cell that completes once, with any number of waiters: the seed-000 handshake between the
+ * completer and the waiters, generalized from one waiter to many. A {@link Fiber} is one (its own
+ * run's result); a {@link Promise} holds one.
  */
 class Completion extends SignalList {
+    /* Implementation overview.
+     *
+     * 1. Representation. Two words:
+     *      result   null (pending) or the encoded result: a raw value, NULL, a Failed box, or
+     *               CANCELLED (sentinels are private objects, so no user value collides);
+     *      the SignalList head (inherited): empty / waiter nodes / FIRED.
+     *
+     * 2. Transitions.
+     *      completeWith (racing completers, Promise):  result null -> r   CAS;  then fire()
+     *      setResultRelease + fire (the fiber, sole completer):  result null -> r  release store
+     *      awaitTask: read result (acquire); if set, answer at once; else add a node (CAS); if
+     *        the add is refused (FIRED), read result and answer at once; else wait for onFire.
+     *
+     * 3. Linearization points. Completion: the write of result (the CAS, or the fiber's release
+     *    store). A wait that reads result == null linearizes at that read (before the
+     *    completion); one that reads it set linearizes after it and never waits. Found by
+     *    CompletionLincheckTest: linearizing completion at fire() instead let a losing
+     *    completer see "completed" and then start a wait that looked pending.
+     *
+     * 4. Invariants. I1: result is written once. I2: every node added before fire() is fired
+     *    (SignalList I1), and every node added after it is refused, so no waiter is lost.
+     *
+     * 5. Memory ordering. The result store is a release (CAS or setRelease) and every read
+     *    before fire() is an acquire, so a waiter sees the value's contents; fire()'s exchange
+     *    also publishes it to the nodes it fires.
+     *
+     * 6. Progress: lock-free; completion is one CAS plus one exchange, a wait one CAS.
+     *
+     * 7. Cancellation: a cancelled wait removes its node (SignalList.remove); if fire() won the
+     *    node, the wait's own AsyncStep has already been settled by the cancel and the late
+     *    settle is refused there: one winner.
+     *
+     * 8. Resumption: onFire settles the waiter's AsyncStep, which resumes its fiber on the
+     *    fiber's scheduler (inline through the trampoline when the firer runs it).
+     *
+     * 9. References: seed 000; DESIGN principle 2.
+     */
+
     /** The encoding of a null value. */
     static final Object NULL = new Object() {
         @Override
