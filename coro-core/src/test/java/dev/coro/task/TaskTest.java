@@ -311,6 +311,27 @@ class TaskTest {
     }
 
     @Test
+    void joinOnAVirtualThreadParksOnlyTheVirtualThread() throws Exception {
+        int threads = 10_000; // far more than carrier threads: pinning carriers would deadlock
+        Promise<Integer> go = new Promise<>();
+        java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(threads);
+        AtomicInteger sum = new AtomicInteger();
+        List<Thread> vts = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            vts.add(Thread.ofVirtual().start(() -> {
+                waiting.countDown();
+                sum.addAndGet(go.task().map(x -> x + 1).join());
+            }));
+        }
+        waiting.await();
+        go.complete(1);
+        for (Thread t : vts) {
+            t.join();
+        }
+        assertEquals(2 * threads, sum.get());
+    }
+
+    @Test
     void joinOnAnInterruptedThreadCancelsTheTask() {
         AtomicInteger released = new AtomicInteger();
         Thread.currentThread().interrupt();
