@@ -31,7 +31,11 @@ public final class CancellationSource implements AutoCloseable {
     }
 
     private CancellationSource(CancellationToken parent) {
-        this.link = parent.register(this::cancel);
+        // The parent's callback fires this token's list directly instead of calling cancel(): it may
+        // run before link is assigned (at once, when the parent is cancelled already, or on another
+        // thread that cancels the parent meanwhile), and once the parent fires there is nothing to
+        // unregister anyway.
+        this.link = parent.register(token.callbacks::fire);
     }
 
     /**

@@ -69,7 +69,8 @@ public final class CancellationToken {
 
     /**
      * Registers {@code callback} to run once when this token is cancelled; runs it at once, on this
-     * thread, if the token is already cancelled.
+     * thread, if the token is already cancelled (an exception it throws then goes to this thread's
+     * uncaught-exception handler, as for any callback, and this method returns normally).
      *
      * @param callback what to run on cancellation
      * @return a registration that takes the callback back
@@ -82,7 +83,12 @@ public final class CancellationToken {
         }
         CallbackNode node = new CallbackNode(callback, callbacks);
         if (!callbacks.add(node)) {
-            callback.run();
+            try {
+                callback.run();
+            } catch (Throwable t) { // the same rule as for callbacks that cancel() runs
+                Thread current = Thread.currentThread();
+                current.getUncaughtExceptionHandler().uncaughtException(current, t);
+            }
             return Registration.NONE;
         }
         return node;

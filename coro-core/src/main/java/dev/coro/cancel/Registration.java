@@ -11,8 +11,13 @@ public interface Registration extends AutoCloseable {
     /**
      * Takes the callback back.
      *
+     * <p>Once the token's cancellation has begun (in particular, once any thread has seen {@link
+     * CancellationToken#isCancelled()} return {@code true}), this returns {@code false} and the
+     * callback runs (or has run) on the cancelling thread: a callback is never skipped by a cancel
+     * that was already visible.
+     *
      * @return {@code true} if the callback will now never run; {@code false} if it has run, is
-     *     running, or was unregistered before
+     *     running or is about to run, or was unregistered before
      */
     boolean unregister();
 

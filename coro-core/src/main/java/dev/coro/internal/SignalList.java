@@ -15,10 +15,13 @@ import java.lang.invoke.VarHandle;
  * completer takes it with one exchange, and each learns from the old value whether it must resume
  * the other.
  *
- * <p>Removed nodes are unlinked: at once when they are the newest node, otherwise by a sweep that
- * runs when the count of removed-but-linked nodes exceeds the live count seen by the previous sweep
- * (plus a constant), so that any sequence of add/remove pairs keeps memory bounded by the live
- * registrations and costs O(1) amortized.
+ * <p>Removed nodes are unlinked: at once when they are the newest node (together with the removed
+ * nodes right below it, so that taking back every registration newer than the oldest live one
+ * leaves exactly the live ones linked), otherwise by a sweep that runs when the count of
+ * removed-but-linked nodes exceeds an estimate of the live count (the live count seen by the
+ * previous sweep, less the removals since) plus a constant. So any sequence of adds and removes
+ * keeps at most as many removed nodes linked as there are live ones, plus that constant (exactly
+ * so when one thread works the list), and costs O(1) amortized.
  */
 public class SignalList {
     /* Implementation overview.
@@ -31,23 +34,37 @@ public class SignalList {
      *    Node.state (volatile int): LIVE -> REMOVED (by remove) | LIVE -> FIRED (by fire). Terminal.
      *    Node.next (volatile): the next older node; written before the node is published, later
      *      rewritten only by the single sweeper (to skip REMOVED nodes) .
-     *    deadCount: REMOVED nodes that may still be linked (an estimate: it only steers sweeping).
+     *    deadCount: removals since the last sweep that left their node linked (not the head), so
+     *      REMOVED nodes that may still be linked.
+     *    removedCount: all removals since the last sweep.
+     *    liveAtLastSweep: the nodes the last sweep kept. liveAtLastSweep - removedCount is a lower
+     *      bound of the live count (adds only raise it), so sweeping when deadCount exceeds it plus
+     *      SWEEP_SLACK keeps linked <= 2 * live + SWEEP_SLACK when one thread works the list. The
+     *      three counts are estimates under races: they only steer when to sweep.
      *    sweeping: 0/1, the single-sweeper flag (a try-lock that nobody waits for).
      *
      * 2. Transitions.
      *    add:     head h (not FIRED) -> n, with n.next = h           CAS head          registrant
      *             head h (FIRED)      -> unchanged, add returns false
+     *             head h (REMOVED)    -> h.next, first (pops a removed head) CAS head        registrant
      *    fire:    head h -> FIRED                                      getAndSet head    firer
      *             then each node: LIVE -> FIRED                         CAS state         firer
-     *    remove:  node LIVE -> REMOVED                                  CAS state         remover
+     *    remove:  head FIRED          -> unchanged, remove returns false (the firer owns the node)
+     *             node LIVE -> REMOVED                                  CAS state         remover
      *             then head n -> n.next when n is the head              CAS head          remover
-     *             else deadCount++, and maybe a sweep
+     *               and head h -> h.next while h is REMOVED             CAS head          remover
+     *             removedCount++; unless the head pop succeeded: deadCount++, and a sweep when
+     *               deadCount > liveAtLastSweep - removedCount + SWEEP_SLACK
      *    sweep:   pred.next = first non-REMOVED node after pred         volatile write    sweeper
+     *             counts reset; liveAtLastSweep = nodes kept             plain writes      sweeper
      *
      * 3. Linearization points.
      *    add:    the successful CAS of head (or the read of FIRED, which refuses).
      *    fire:   the getAndSet of head; a node registered before it fires, one after it is refused.
-     *    remove: the CAS of the node's state LIVE -> REMOVED.
+     *    remove: when it returns true, its read of head that found it not FIRED (the CAS of the
+     *            node's state LIVE -> REMOVED follows; a fire between the two finds the node
+     *            REMOVED and skips it, so the remove is ordered before that fire). When it returns
+     *            false: the read of a non-LIVE state, the read of FIRED, or the failed CAS.
      *
      * 4. Invariants.
      *    I1: every LIVE node registered before the last head write is reachable from head (or, after
@@ -55,8 +72,14 @@ public class SignalList {
      *        node that is not REMOVED, and REMOVED is terminal.
      *    I2: a node's onFire runs at most once, only after winning LIVE -> FIRED.
      *    I3: once head is FIRED it stays FIRED.
+     *    I4: no node goes LIVE -> REMOVED after its remover has read FIRED in head: from the fire's
+     *        exchange on, only the firer changes the state of a node it detached, except for a
+     *        remove that read head before the exchange. So a remove that starts after any thread
+     *        saw the list fired returns false, and its node, if registered in time, runs.
      *
-     * 5. Memory ordering. All fields are volatile (sequentially consistent). The release of the head
+     * 5. Memory ordering. head, Node.state, Node.next, deadCount and sweeping are volatile
+     *    (sequentially consistent); removedCount and liveAtLastSweep are plain, racy on purpose: a
+     *    stale or lost count only moves a sweep earlier or later. The release of the head
      *    CAS in add publishes the node's fields (and whatever the registrant wrote before) to the
      *    firer; the getAndSet in fire is a release that publishes the firer's earlier writes (the
      *    task's result) to every registrant that later reads FIRED with an acquire (the refusing read
@@ -65,10 +88,15 @@ public class SignalList {
      *
      * 6. Progress. add and remove are lock-free (a CAS loop that retries only when another thread
      *    changed head). fire is wait-free apart from the callbacks it runs. The sweep is guarded by a
-     *    try-lock flag: a thread that finds the flag taken skips sweeping, nobody waits.
+     *    try-lock flag: a thread that finds the flag taken skips sweeping, nobody waits. Sweep cost:
+     *    a sweep walks live + dead nodes; live <= liveAtLastSweep - removedCount + adds since, and
+     *    the trigger gives liveAtLastSweep - removedCount < deadCount, so the walk is paid for by the
+     *    adds and removes since the previous sweep: O(1) amortized per operation.
      *
      * 7. Races. fire vs remove of the same node: one CAS on node.state decides; the loser learns it
-     *    lost from the return value (remove returns false: the callback has run or is running).
+     *    lost from the return value (remove returns false: the callback has run, is running, or is
+     *    about to run). A remove that starts after the exchange (and so after any isFired() that
+     *    returned true) reads FIRED and loses at once (I4); it does not race the firer's walk.
      *    add vs fire: decided by the order of the head CAS and the head exchange.
      *    sweep vs head pop: both only skip REMOVED nodes, so by I1 no live node is lost; a sweep may
      *    write into a node that a pop has just unlinked, which leaves a REMOVED node linked until a
@@ -119,7 +147,8 @@ public class SignalList {
     private volatile Node head;
     private volatile int deadCount;
     private volatile int sweeping;
-    private int liveAtLastSweep;
+    private int removedCount; // plain: a steering estimate, see part 5
+    private int liveAtLastSweep; // plain: a steering estimate, see part 5
 
     /** Creates an empty, unfired list. */
     public SignalList() {}
@@ -154,19 +183,31 @@ public class SignalList {
     }
 
     /**
-     * Takes {@code node} back. Returns {@code true} when this call removed it before it fired (its
-     * {@code onFire} will never run), {@code false} when it had fired (or was removed) already.
+     * Takes {@code node} back. Returns {@code true} when this call removed it before the list fired
+     * (its {@code onFire} will never run), {@code false} when the list has fired (the node's {@code
+     * onFire} has run, is running, or is about to run on the firing thread; or the node was refused)
+     * or the node was removed already.
      */
     public final boolean remove(Node node) {
-        if (node.state != Node.LIVE || !STATE.compareAndSet(node, Node.LIVE, Node.REMOVED)) {
+        // I4: once head is FIRED the firer owns every detached node, so a remove that sees FIRED
+        // leaves the node alone; without this check a remove could overtake the firer's walk and
+        // win a node of a list that other threads have already seen fired.
+        if (node.state != Node.LIVE
+                || head == FIRED
+                || !STATE.compareAndSet(node, Node.LIVE, Node.REMOVED)) {
             return false;
         }
+        int removed = removedCount;
+        if (removed != Integer.MAX_VALUE) { // saturate: a long run of head pops must not wrap it
+            removedCount = ++removed; // a racy estimate is enough: it only decides when to sweep
+        }
         if (head == node && HEAD.compareAndSet(this, node, node.next)) {
+            popRemovedHeads();
             return true;
         }
         int dead = deadCount + 1;
-        deadCount = dead; // a racy estimate is enough: it only decides when to sweep
-        if (dead > liveAtLastSweep + SWEEP_SLACK) {
+        deadCount = dead; // likewise
+        if (dead > liveAtLastSweep - removed + SWEEP_SLACK) {
             sweep();
         }
         return true;
@@ -212,14 +253,33 @@ public class SignalList {
         return count;
     }
 
-    private void sweep() {
+    /**
+     * Pops the REMOVED nodes that a pop of the head has laid bare (they were counted in deadCount
+     * when removed; popping them early only makes the next sweep shorter). Stops at a live node, at
+     * FIRED, or when another thread changes head.
+     */
+    private void popRemovedHeads() {
+        Node h = head;
+        while (h != null && h != FIRED && h.state == Node.REMOVED) { // I1: pops REMOVED nodes only
+            Node next = h.next;
+            if (!HEAD.compareAndSet(this, h, next)) {
+                return;
+            }
+            h = next;
+        }
+    }
+
+    /** Unlinks removed nodes now, unless another thread is sweeping; package-private for tests. */
+    void sweep() {
         if (sweeping != 0 || !SWEEPING.compareAndSet(this, 0, 1)) {
             return;
         }
         try {
             deadCount = 0;
+            removedCount = 0;
             Node pred = head;
             if (pred == null || pred == FIRED) {
+                liveAtLastSweep = 0;
                 return;
             }
             int live = 1;
