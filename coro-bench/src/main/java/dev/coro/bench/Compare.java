@@ -1,0 +1,187 @@
+package dev.coro.bench;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.CommandLineOptionException;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Runs the Coro benchmarks and their peers in one JMH run and prints a comparison table: per
+ * workload and implementation, the time per item (operation time divided by the operation's item
+ * count), items per second, and Coro's time over the peer's ({@code coro/fjp = 0.85x}: below 1,
+ * Coro is faster).
+ *
+ * <p>Arguments are JMH's own command line ({@code -h} lists them): a regex selects benchmarks
+ * ({@code ./coro bench PingPong}), {@code -wi 1 -i 2} changes iterations, {@code -p tasks=20000}
+ * changes an item count. Without a regex all of {@code dev.coro.bench} runs. With {@code --quick}
+ * (or {@code -Dbench.quick=true}; through the launcher, {@code JDK_JAVA_OPTIONS=-Dbench.quick=true})
+ * the defaults shrink to warmup 2 x 0.5 s and measurement 3 x 0.5 s
+ * (explicit {@code -wi}, {@code -w}, {@code -i}, {@code -r} still win).
+ *
+ * <p>A benchmark that fails (its result check throws, or its fork dies) is reported as such in the
+ * table, never dropped silently.
+ */
+public final class Compare {
+    /** The implementation every other one in its workload is compared with. */
+    static final String BASELINE = "coro";
+
+    /** A workload: its benchmark class, the {@code @Param} holding its item count, its implementations. */
+    record Workload(Class<?> type, String label, String itemParam, String itemName, List<String> impls) {}
+
+    static final List<Workload> WORKLOADS = List.of(
+            new Workload(SpawnJoin.class, "spawn-join", "tasks", "task",
+                    List.of("coro", "fjp", "virtualThreads", "kotlinx", "reactor")),
+            new Workload(PingPong.class, "ping-pong", "rounds", "round trip",
+                    List.of("coro", "kotlinx", "virtualThreads")),
+            new Workload(TaskOverhead.class, "task-overhead", null, "op",
+                    List.of("coro", "completableFuture")));
+
+    private Compare() {}
+
+    /**
+     * Runs the selected benchmarks and prints the table.
+     *
+     * @param args JMH command-line arguments
+     * @throws RunnerException if JMH cannot run at all
+     */
+    public static void main(String[] args) throws RunnerException {
+        List<String> jmhArgs = new ArrayList<>(List.of(args));
+        boolean quick = jmhArgs.remove("--quick") | Boolean.getBoolean("bench.quick");
+        CommandLineOptions cmd;
+        try {
+            cmd = new CommandLineOptions(jmhArgs.toArray(String[]::new));
+        } catch (CommandLineOptionException e) {
+            System.err.println("Error parsing arguments: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        if (cmd.shouldHelp()) {
+            try {
+                cmd.showHelp();
+            } catch (java.io.IOException e) {
+                throw new RunnerException(e);
+            }
+            return;
+        }
+        ChainedOptionsBuilder options = new OptionsBuilder().parent(cmd);
+        List<String> includes = cmd.getIncludes();
+        if (includes.isEmpty()) {
+            includes = List.of(Pattern.quote(Compare.class.getPackageName() + "."));
+            options.include(includes.get(0));
+        }
+        if (quick) {
+            if (!cmd.getWarmupIterations().hasValue()) options.warmupIterations(2);
+            if (!cmd.getWarmupTime().hasValue()) options.warmupTime(TimeValue.milliseconds(500));
+            if (!cmd.getMeasurementIterations().hasValue()) options.measurementIterations(3);
+            if (!cmd.getMeasurementTime().hasValue()) options.measurementTime(TimeValue.milliseconds(500));
+        }
+        if (Runtime.version().feature() >= 24 && !cmd.getJvmArgsPrepend().hasValue()) {
+            // JMH 1.37 reads field offsets through sun.misc.Unsafe; quiet the JDK 24+ warning in forks
+            options.jvmArgsPrepend("--sun-misc-unsafe-memory-access=allow");
+        }
+        Collection<RunResult> results = new Runner(options.build()).run();
+        System.out.println();
+        System.out.print(table(results, includes, cmd.getExcludes()));
+    }
+
+    /** The comparison table; rows in the order of {@link #WORKLOADS}, baseline first. */
+    static String table(Collection<RunResult> results, List<String> includes, List<String> excludes) {
+        Map<String, List<RunResult>> byBenchmark = new LinkedHashMap<>();
+        for (RunResult r : results) {
+            byBenchmark.computeIfAbsent(r.getParams().getBenchmark(), k -> new ArrayList<>()).add(r);
+        }
+        StringBuilder out = new StringBuilder();
+        out.append(String.format(Locale.ROOT, "Coro vs peers, %d workers, JDK %s, %d cores. Time per item = "
+                + "JMH average time per operation / items per operation; coro/x below 1 means Coro is faster.%n",
+                Pools.WORKERS, Runtime.version(), Runtime.getRuntime().availableProcessors()));
+        String header = String.format(Locale.ROOT, "%-14s %-18s %8s %12s %12s %9s %15s   %s%n",
+                "workload", "implementation", "items", "ms/op", "ns/item", "± ns", "items/s", "ratio");
+        out.append(header).append("-".repeat(header.length() - 1)).append('\n');
+        for (Workload w : WORKLOADS) {
+            // group the results of this workload by parameter set (one group unless -p gives several)
+            Map<String, Map<String, RunResult>> byParams = new LinkedHashMap<>();
+            List<String> selected = new ArrayList<>();
+            for (String impl : w.impls()) {
+                String name = w.type().getName() + "." + impl;
+                if (!matches(name, includes, excludes)) {
+                    continue;
+                }
+                selected.add(impl);
+                for (RunResult r : byBenchmark.getOrDefault(name, List.of())) {
+                    String key = w.itemParam() == null ? "" : r.getParams().getParam(w.itemParam());
+                    byParams.computeIfAbsent(key, k -> new LinkedHashMap<>()).put(impl, r);
+                }
+            }
+            if (selected.isEmpty()) {
+                continue;
+            }
+            if (byParams.isEmpty()) {
+                byParams.put("?", Map.of());
+            }
+            for (Map<String, RunResult> group : byParams.values()) {
+                RunResult base = group.get(BASELINE);
+                for (String impl : selected) {
+                    RunResult r = group.get(impl);
+                    if (r == null) {
+                        out.append(String.format(Locale.ROOT, "%-14s %-18s %s%n", w.label(), impl,
+                                "NO RESULT: the benchmark failed or was not run (see the JMH log above)"));
+                        continue;
+                    }
+                    long items = w.itemParam() == null ? 1 : Long.parseLong(r.getParams().getParam(w.itemParam()));
+                    Result<?> primary = r.getPrimaryResult();
+                    double nsPerOp = toNanos(primary.getScore(), primary.getScoreUnit());
+                    double errPerItem = toNanos(primary.getScoreError(), primary.getScoreUnit()) / items;
+                    double nsPerItem = nsPerOp / items;
+                    String ratio;
+                    if (impl.equals(BASELINE)) {
+                        ratio = "baseline";
+                    } else if (base == null) {
+                        ratio = "coro/" + impl + " = n/a (no coro result)";
+                    } else {
+                        double baseNs = toNanos(base.getPrimaryResult().getScore(), base.getPrimaryResult().getScoreUnit());
+                        ratio = String.format(Locale.ROOT, "coro/%s = %.2fx", impl, baseNs / nsPerOp);
+                    }
+                    out.append(String.format(Locale.ROOT, "%-14s %-18s %8d %12.3f %12.1f %9s %15s   %s%n",
+                            w.label(), impl, items, nsPerOp / 1e6, nsPerItem,
+                            Double.isNaN(errPerItem) ? "n/a" : String.format(Locale.ROOT, "%.1f", errPerItem),
+                            String.format(Locale.ROOT, "%,.0f", 1e9 / nsPerItem), ratio));
+                }
+            }
+        }
+        return out.toString();
+    }
+
+    /** JMH's own selection rule: some include regex is found in the name, and no exclude regex is. */
+    private static boolean matches(String name, List<String> includes, List<String> excludes) {
+        boolean included = includes.stream().anyMatch(re -> Pattern.compile(re).matcher(name).find());
+        boolean excluded = excludes.stream().anyMatch(re -> Pattern.compile(re).matcher(name).find());
+        return included && !excluded;
+    }
+
+    /** Converts an average-time score in {@code unit} (such as "ns/op" or "ms/op") to nanoseconds. */
+    private static double toNanos(double score, String unit) {
+        String u = unit.substring(0, unit.indexOf('/'));
+        TimeUnit tu = switch (u) {
+            case "ns" -> TimeUnit.NANOSECONDS;
+            case "us" -> TimeUnit.MICROSECONDS;
+            case "ms" -> TimeUnit.MILLISECONDS;
+            case "s" -> TimeUnit.SECONDS;
+            case "min" -> TimeUnit.MINUTES;
+            default -> throw new IllegalArgumentException("not an average-time unit: " + unit);
+        };
+        return score * tu.toNanos(1);
+    }
+}

@@ -1,0 +1,138 @@
+package dev.coro.bench;
+
+import dev.coro.bench.peers.KotlinxPeers;
+import dev.coro.scheduler.WorkStealingPool;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import kotlinx.coroutines.CoroutineDispatcher;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The thread pools the benchmarks run on, one JMH state per implementation, every one with
+ * {@link #WORKERS} threads. Each is created once per trial (a fork runs one benchmark method, so
+ * only the pool that method uses exists) and shut down, waiting for its threads, after it.
+ *
+ * <p>Two of the pools are sized by JVM properties read when the runtime first uses them, so the
+ * benchmark classes pass {@link #VT_PARALLELISM} and {@link #KOTLINX_POOL_SIZE} to the forked JVM;
+ * the states check that they took effect and fail the trial otherwise.
+ */
+public final class Pools {
+    /** Worker threads of every pool: Coro, ForkJoinPool, virtual-thread carriers, kotlinx, Reactor. */
+    public static final int WORKERS = 2;
+
+    /** Fork argument: two carrier threads for virtual threads. */
+    public static final String VT_PARALLELISM = "-Djdk.virtualThreadScheduler.parallelism=2";
+
+    /** Fork argument: kotlinx's Dispatchers.Default with two threads. */
+    public static final String KOTLINX_POOL_SIZE = "-Dkotlinx.coroutines.scheduler.core.pool.size=2";
+
+    /** Fork argument: a fixed 2 GB heap, so that heap resizing does not land in some measurements only. */
+    public static final String HEAP_MIN = "-Xms2g";
+
+    /** Fork argument: see {@link #HEAP_MIN}. */
+    public static final String HEAP_MAX = "-Xmx2g";
+
+    private Pools() {}
+
+    /** Coro's {@link WorkStealingPool}. */
+    @State(Scope.Benchmark)
+    public static class Coro {
+        /** The pool. */
+        public WorkStealingPool pool;
+
+        /** Starts the pool. */
+        @Setup(Level.Trial)
+        public void start() {
+            pool = WorkStealingPool.create(WORKERS, "bench-coro");
+        }
+
+        /** Shuts the pool down and waits for its workers. */
+        @TearDown(Level.Trial)
+        public void stop() {
+            pool.close();
+        }
+    }
+
+    /** A {@link ForkJoinPool} of two workers (LIFO local queues, as CompletableFuture uses it). */
+    @State(Scope.Benchmark)
+    public static class ForkJoin {
+        /** The pool. */
+        public ForkJoinPool pool;
+
+        /** Starts the pool. */
+        @Setup(Level.Trial)
+        public void start() {
+            pool = new ForkJoinPool(WORKERS);
+        }
+
+        /**
+         * Shuts the pool down and waits for its workers.
+         *
+         * @throws InterruptedException if interrupted while waiting
+         */
+        @TearDown(Level.Trial)
+        public void stop() throws InterruptedException {
+            pool.shutdown();
+            if (!pool.awaitTermination(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("ForkJoinPool did not terminate within 10 s");
+            }
+        }
+    }
+
+    /** Reactor's {@code Schedulers.newParallel("bench-reactor", 2)}. */
+    @State(Scope.Benchmark)
+    public static class Reactor {
+        /** The scheduler. */
+        public Scheduler scheduler;
+
+        /** Starts the scheduler. */
+        @Setup(Level.Trial)
+        public void start() {
+            scheduler = Schedulers.newParallel("bench-reactor", WORKERS);
+        }
+
+        /** Disposes of the scheduler and waits for its threads. */
+        @TearDown(Level.Trial)
+        public void stop() {
+            scheduler.disposeGracefully().block(java.time.Duration.ofSeconds(10));
+        }
+    }
+
+    /** kotlinx's {@code Dispatchers.Default.limitedParallelism(2)}; see {@link KotlinxPeers#kotlinxDispatcher}. */
+    @State(Scope.Benchmark)
+    public static class Kotlinx {
+        /** The dispatcher. */
+        public CoroutineDispatcher dispatcher;
+
+        /** Picks the dispatcher and checks that it is the plain two-thread Default scheduler. */
+        @Setup(Level.Trial)
+        public void start() {
+            dispatcher = KotlinxPeers.kotlinxDispatcher(WORKERS);
+            if (!KotlinxPeers.isPlainDefault(dispatcher)) {
+                throw new IllegalStateException("Dispatchers.Default has more than " + WORKERS
+                        + " threads: run the fork with " + KOTLINX_POOL_SIZE);
+            }
+        }
+        // Dispatchers.Default cannot be closed; its threads idle between benchmarks.
+    }
+
+    /** Virtual threads on the JDK's default scheduler, checked to have two carriers. */
+    @State(Scope.Benchmark)
+    public static class Virtual {
+        /** Checks the carrier-pool size property. */
+        @Setup(Level.Trial)
+        public void start() {
+            String p = System.getProperty("jdk.virtualThreadScheduler.parallelism");
+            if (!String.valueOf(WORKERS).equals(p)) {
+                throw new IllegalStateException("virtual threads need " + WORKERS
+                        + " carriers: run the fork with " + VT_PARALLELISM + " (found " + p + ")");
+            }
+        }
+    }
+}
