@@ -13,4 +13,5 @@ module dev.coro {
     exports dev.coro.cancel;
     exports dev.coro.scheduler;
     exports dev.coro.task;
+    exports dev.coro.sync;
 }

@@ -29,6 +29,7 @@ import java.util.Objects;
  */
 public final class Promise<T> {
     private final Completion cell = new Completion();
+    private final Task<T> task = cell.awaitTask();
 
     /** Creates a pending promise. */
     public Promise() {}
@@ -79,7 +80,7 @@ public final class Promise<T> {
      * @return the waiting task
      */
     public Task<T> task() {
-        return cell.awaitTask();
+        return task;
     }
 
     @Override
