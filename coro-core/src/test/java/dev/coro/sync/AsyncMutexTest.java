@@ -1,0 +1,233 @@
+package dev.coro.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.coro.Stress;
+import dev.coro.scheduler.Scheduler;
+import dev.coro.scheduler.WorkStealingPool;
+import dev.coro.task.Scope;
+import dev.coro.task.Task;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+class AsyncMutexTest {
+
+    @Test
+    void tryLockLockAndUnlock() {
+        AsyncMutex m = new AsyncMutex();
+        assertTrue(m.tryLock());
+        assertTrue(m.isLocked());
+        assertFalse(m.tryLock());
+        CompletableFuture<Void> waiter = m.lock().toCompletableFuture();
+        assertFalse(waiter.isDone());
+        m.unlock();
+        assertTrue(waiter.isDone(), "unlock handed the lock to the waiter");
+        assertTrue(m.isLocked());
+        assertFalse(m.tryLock(), "no barging: the waiter holds it");
+        m.unlock();
+        assertFalse(m.isLocked());
+    }
+
+    @Test
+    void unlockOfAnUnlockedMutexIsMisuse() {
+        AsyncMutex m = new AsyncMutex();
+        IllegalStateException e = assertThrows(IllegalStateException.class, m::unlock);
+        assertEquals("unlock: the mutex is not locked", e.getMessage());
+    }
+
+    @Test
+    void aThousandWaitersAcquireInArrivalOrder() {
+        AsyncMutex m = new AsyncMutex();
+        m.tryLock();
+        List<Integer> order = new ArrayList<>();
+        List<CompletableFuture<Void>> runs = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            int id = i;
+            runs.add(m.withLock(Task.fromRunnable(() -> order.add(id))).toCompletableFuture());
+        }
+        m.unlock();
+        runs.forEach(CompletableFuture::join);
+        for (int i = 0; i < 1000; i++) {
+            assertEquals(i, order.get(i));
+        }
+        assertFalse(m.isLocked());
+    }
+
+    @Test
+    void withLockReleasesOnEveryChannel() {
+        AsyncMutex m = new AsyncMutex();
+        assertEquals(1, m.withLock(Task.value(1)).join());
+        assertFalse(m.isLocked());
+        assertThrows(IllegalStateException.class, () -> m.withLock(Task.failure(new IllegalStateException())).join());
+        assertFalse(m.isLocked());
+        assertThrows(CancellationException.class, () -> m.withLock(Task.cancelled()).join());
+        assertFalse(m.isLocked());
+        CompletableFuture<Object> hanging = m.withLock(Task.never()).toCompletableFuture();
+        assertTrue(m.isLocked());
+        hanging.cancel(false);
+        assertFalse(m.isLocked(), "a cancelled body released the lock");
+    }
+
+    @Test
+    void guardsReleaseOnceFromTasksAndThreads() {
+        AsyncMutex m = new AsyncMutex();
+        try (AsyncMutex.Guard g = m.lockBlocking()) {
+            assertTrue(m.isLocked());
+            g.close(); // closing twice releases once
+        }
+        assertFalse(m.isLocked());
+        AsyncMutex.Guard g = m.lockGuard().join();
+        assertTrue(m.isLocked());
+        g.close();
+        assertFalse(m.isLocked());
+    }
+
+    @Test
+    void adjacentCancelledWaitersAreSkippedAndOrderIsKept() {
+        AsyncMutex m = new AsyncMutex();
+        m.tryLock();
+        List<Integer> order = new ArrayList<>();
+        List<CompletableFuture<Void>> waits = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            int id = i;
+            waits.add(m.withLock(Task.fromRunnable(() -> order.add(id))).toCompletableFuture());
+        }
+        for (int i : new int[] {0, 3, 4, 5, 9}) { // the oldest, a run in the middle, the newest
+            assertTrue(waits.get(i).cancel(false));
+        }
+        m.unlock();
+        assertEquals(List.of(1, 2, 6, 7, 8), order);
+        assertFalse(m.isLocked());
+    }
+
+    @Test
+    void aWaiterWhoseTokenIsCancelledIsNotHandedTheLock() {
+        AsyncMutex m = new AsyncMutex();
+        m.tryLock();
+        AtomicInteger ran = new AtomicInteger();
+        CompletableFuture<Void> a = m.withLock(Task.fromRunnable(ran::incrementAndGet)).toCompletableFuture();
+        CompletableFuture<Void> b = m.withLock(Task.fromRunnable(ran::incrementAndGet)).toCompletableFuture();
+        a.cancel(false);
+        m.unlock();
+        b.join();
+        assertEquals(1, ran.get());
+        assertFalse(m.isLocked());
+    }
+
+    @Test
+    void aHundredThousandWaitersThatUnlockInlineDoNotOverflowTheStack() {
+        AsyncMutex m = new AsyncMutex();
+        m.tryLock();
+        AtomicInteger count = new AtomicInteger();
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (int i = 0; i < 100_000; i++) { // inline scheduler: each hand-over resumes the waiter inline
+            all.add(m.withLock(Task.fromRunnable(count::incrementAndGet)).toCompletableFuture());
+        }
+        m.unlock();
+        all.forEach(CompletableFuture::join);
+        assertEquals(100_000, count.get());
+        assertFalse(m.isLocked());
+    }
+
+    @Test
+    void aTaskWaitingOnASingleThreadSchedulerResumesOnThatThread() throws Exception {
+        ExecutorService single = Executors.newSingleThreadExecutor(r -> new Thread(r, "the-one"));
+        try {
+            AsyncMutex m = new AsyncMutex();
+            m.tryLock();
+            CompletableFuture<String> where = m.withLock(Task.fromCallable(() -> Thread.currentThread().getName()))
+                    .startOn(Scheduler.from(single)).toCompletableFuture();
+            Thread.ofPlatform().name("unlocker").start(m::unlock).join();
+            assertEquals("the-one", where.get());
+        } finally {
+            single.shutdown();
+        }
+    }
+
+    /**
+     * Regression: unlock read a waiter at the head, the waiter was cancelled and popped itself
+     * (head back to LOCKED), and unlock's detach then got LOCKED where it expected a waiter stack
+     * (ClassCastException). Found by unlockRacingCancelNeverLeavesTheMutexLockedWithNobody.
+     */
+    @Test
+    void unlockAfterTheOnlyWaiterPoppedItselfReleasesTheLock() {
+        AsyncMutex m = new AsyncMutex();
+        m.tryLock();
+        CompletableFuture<Void> w = m.lock().toCompletableFuture();
+        assertTrue(w.cancel(false)); // pops itself: the state is LOCKED again
+        m.unlock();
+        assertFalse(m.isLocked());
+    }
+
+    @Test
+    void badInput() {
+        assertEquals("body", assertThrows(NullPointerException.class, () -> new AsyncMutex().withLock(null)).getMessage());
+    }
+
+    @Test
+    @Tag("stress")
+    void exactCounterUnder64TasksTimesTenThousandIncrements() {
+        AsyncMutex m = new AsyncMutex();
+        int[] counter = {0}; // plain field: only exclusion keeps it exact
+        int tasks = 64;
+        int increments = 10_000 * Stress.scale();
+        try (WorkStealingPool pool = WorkStealingPool.create(2, "mutex-stress")) {
+            Scope scope = Scope.on(pool);
+            Task<Void> one = m.withLock(Task.fromRunnable(() -> counter[0]++));
+            for (int t = 0; t < tasks; t++) {
+                scope.spawn(one.repeat(increments));
+            }
+            scope.joinBlocking();
+        }
+        assertEquals(tasks * increments, counter[0]);
+        assertFalse(m.isLocked());
+    }
+
+    @Test
+    @Tag("stress")
+    void unlockRacingCancelNeverLeavesTheMutexLockedWithNobody() throws Exception {
+        int rounds = Stress.scaled(10_000);
+        CyclicBarrier barrier = new CyclicBarrier(2);
+        for (int round = 0; round < rounds; round++) {
+            AsyncMutex m = new AsyncMutex();
+            m.tryLock();
+            AtomicInteger held = new AtomicInteger();
+            CompletableFuture<Void> waiter = m.lock().map(v -> {
+                held.incrementAndGet();
+                return v;
+            }).toCompletableFuture();
+            Thread canceller = Thread.ofPlatform().start(() -> {
+                await(barrier);
+                waiter.cancel(false);
+            });
+            await(barrier);
+            m.unlock();
+            canceller.join();
+            if (held.get() == 1) { // the hand-over won: the waiter holds the lock, release it for it
+                assertTrue(m.isLocked(), "round " + round);
+                m.unlock();
+            }
+            assertFalse(m.isLocked(), "round " + round + ": locked with nobody holding it");
+            assertTrue(m.tryLock(), "round " + round);
+        }
+    }
+
+    private static void await(CyclicBarrier barrier) {
+        try {
+            barrier.await();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+}
