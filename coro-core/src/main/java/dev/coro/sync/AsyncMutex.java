@@ -53,6 +53,8 @@ public final class AsyncMutex {
      *
      * 2. Transitions.
      *    tryLock / lock (fast):  UNLOCKED -> LOCKED                         CAS    acquirer
+     *                            (lock: then complete; if the task was cancelled meanwhile,
+     *                            complete fails and the acquirer unlocks at once, see 7)
      *    lock (slow):            LOCKED | w -> w' (w'.next = w or null)     CAS    waiter
      *    unlock, fifo empty:     LOCKED -> UNLOCKED                         CAS    holder
      *                            w -> LOCKED; fifo = reverse(w)             getAndSet, holder
@@ -66,6 +68,8 @@ public final class AsyncMutex {
      * 3. Linearization points. tryLock/lock fast path: the CAS UNLOCKED -> LOCKED. lock slow path:
      *    the push CAS (its place in line); the acquisition itself is the hand-over CAS.
      *    unlock: the CAS LOCKED -> UNLOCKED, or the hand-over CAS that the new holder wins.
+     *    A lock whose task was cancelled during the fast path behaves as a lock at the CAS
+     *    followed by its own unlock (7); the task ends cancelled.
      *
      * 4. Invariants.
      *    I1: state != UNLOCKED while anybody holds the lock or a hand-over is under way.
@@ -89,6 +93,12 @@ public final class AsyncMutex {
      *    lock to the next waiter; if complete wins, the waiter holds the lock and its cancel is a
      *    no-op. A waiter whose token is already cancelled is cancelled by unlock rather than handed
      *    the lock. So no permit is lost and the mutex never ends locked with no holder.
+     *    Fast path. The task's token can fire after the task started and before acquire's complete
+     *    (whenAny, timeout and scopes cancel from other threads), so the CAS UNLOCKED -> LOCKED may
+     *    take the lock for a task that is already cancelled: complete then returns false, and the
+     *    acquirer, which holds the lock, unlocks it (handing it to any waiter queued meanwhile).
+     *    Found by AsyncMutexRegressionTest.lockCancelledDuringItsFastPathDoesNotLeaveTheMutexLocked:
+     *    ignoring complete's answer left the mutex LOCKED with nobody holding it.
      *
      * 8. Resumption. The new holder resumes on its own scheduler through its AsyncStep: inline
      *    through the trampoline when unlock runs on that scheduler (so 100,000 waiters that unlock
@@ -148,7 +158,9 @@ public final class AsyncMutex {
             Object s = state;
             if (s == UNLOCKED) {
                 if (STATE.compareAndSet(this, UNLOCKED, LOCKED)) {
-                    completer.complete(null);
+                    if (!completer.complete(null)) {
+                        unlock(); // cancelled meanwhile: release the lock it cannot use (overview 7)
+                    }
                     return;
                 }
                 continue;
