@@ -27,8 +27,9 @@ import java.util.Objects;
  * second case releases too.
  *
  * <p><b>Misuse.</b> {@code unlock()} of an unlocked mutex throws {@link IllegalStateException}. The
- * mutex is not reentrant and does not track its owner: a task that unlocks a lock another task holds
- * breaks exclusion (as with the seed's mutex).
+ * mutex is not reentrant and does not track its owner (as with the seed's mutex): only the holder may
+ * unlock. An unlock by anyone else breaks exclusion, and one that runs at the same time as the
+ * holder's own can lose queued waiters.
  *
  * <p><b>Thread-safety and memory effects.</b> Lock-free. Actions before an {@code unlock} happen-before
  * the actions of the task that next acquires the lock.
@@ -280,7 +281,8 @@ public final class AsyncMutex {
     @Override
     public String toString() {
         Object s = state;
-        return s == UNLOCKED ? "AsyncMutex[unlocked]" : s == LOCKED ? "AsyncMutex[locked]" : "AsyncMutex[locked, waiters]";
+        return s == UNLOCKED ? "AsyncMutex[unlocked]"
+                : s == LOCKED ? "AsyncMutex[locked]" : "AsyncMutex[locked, waiters]";
     }
 
     /** One queued {@code lock()}. */
