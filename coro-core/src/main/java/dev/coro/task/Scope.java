@@ -13,10 +13,11 @@ import java.util.function.Function;
  * A lifetime for spawned tasks (the seeds' {@code counting_scope} and {@code CoroPool}): spawn tasks
  * into it, then join it, which waits for every task spawned so far, including those still queued.
  *
- * <p><b>Spawning.</b> {@link #spawn} starts the task at once on the scope's scheduler (it is submitted,
- * never run inline) with the scope's context: the scheduler, the scope's cancellation token, and the
- * values of the context the scope was made from. It returns a handle task that waits for that child's
- * outcome (start the handle any number of times; it never re-runs the child).
+ * <p><b>Spawning.</b> {@link #spawn} starts the task at once by submitting it to the scope's
+ * scheduler (so it runs inline only on {@link Scheduler#inline()}), with the scope's context: the
+ * scheduler, the scope's cancellation token, and the values of the context the scope was made from.
+ * It returns a handle task that waits for that child's outcome (start the handle any number of
+ * times; it never re-runs the child).
  *
  * <p><b>Failure policy.</b> The first child to fail cancels the scope, so its siblings are cancelled at
  * their next wait; {@link #join()} then ends with that first failure, later failures added to it as
@@ -28,7 +29,9 @@ import java.util.function.Function;
  * use {@link #scoped}, which joins on every path.
  *
  * <p><b>Thread-safety.</b> All methods are thread-safe; spawn and child completion are lock-free (one
- * atomic add, one CAS). Actions of a child happen-before a join that observes its completion.
+ * CAS each, retried under contention). A spawn either precedes close (and every join started after
+ * close returns waits for its child) or throws. Actions of a child happen-before a join that observes
+ * its completion.
  *
  * {@snippet :
  * try (WorkStealingPool pool = WorkStealingPool.create(4)) {
@@ -44,26 +47,34 @@ import java.util.function.Function;
 public final class Scope implements AutoCloseable {
     /* Implementation overview.
      *
-     * 1. Representation. state (volatile long): low 32 bits = children spawned and not yet ended;
-     *    high 32 bits = epoch, the number of times the count has come down to zero.
+     * 1. Representation. state (volatile long):
+     *      bits 0..30   count: children spawned and not yet ended (at most 2^31 - 1)
+     *      bit 31       CLOSED: set once by close(); spawn refuses from then on
+     *      bits 32..63  epoch: the number of times the count has come down to zero
      *    joiners (volatile SignalList): the joiners waiting for the current epoch to end; replaced
      *    (CAS) by the child whose completion ends the epoch, which then fires the old list.
      *    failure (volatile Throwable): the first failure, set once by CAS.
      *
      * 2. Transitions.
-     *    spawn:    count + 1                                    getAndAdd     spawner
+     *    spawn:    count + 1 if not CLOSED (else throw)         CAS loop      spawner
+     *    close:    CLOSED set                                   getAndBitwiseOr  closer
      *    childEnd: count - 1, and epoch + 1 if count reaches 0  CAS loop      child's last thread
      *              then joiners L -> new list, fire L            CAS, fire     same
      *    join:     count == 0: done at once; else register on joiners for epoch e, then re-check;
      *              a joiner woken while the epoch is still e (a spurious wake from an older list)
      *              registers again.
      *
-     * 3. Linearization points. spawn: its getAndAdd. join: the read of state that sees count 0, or
-     *    the CAS that advances the epoch past the joiner's epoch.
+     * 3. Linearization points. spawn: its successful CAS, or (when it throws) its read of CLOSED.
+     *    close: its getAndBitwiseOr. join: the read of state that sees count 0, or the CAS that
+     *    advances the epoch past the joiner's epoch. Keeping CLOSED in the state word is what
+     *    orders spawn against close: with a separate flag, a spawn could read "open", then count
+     *    its child up after close() returned and after a join had seen count 0 and completed
+     *    (found by ScopeLincheckTest, spawnRacingCloseIsCountedBeforeCloseReturns).
      *
      * 4. Invariants. I1: a joiner completes only after observing count == 0 or an epoch later than
      *    the one it read, so it never completes while a task spawned before it is still running.
      *    I2: every replaced joiner list is fired by the thread that replaced it (no joiner is lost).
+     *    I3: once CLOSED is set the count never rises (spawn's CAS fails against it).
      *
      * 5. Memory ordering: all volatile. A child's actions precede its decrement (release), which
      *    precedes the joiner's observation of the new epoch (acquire).
@@ -79,7 +90,11 @@ public final class Scope implements AutoCloseable {
      * 9. References: seed 001 (CoroPool's numCoros and waitUntilNoCoros), seed 003 (counting_scope).
      */
 
-    private static final long COUNT_MASK = 0xFFFF_FFFFL;
+    /** The bits of the state word that hold the count of live children. */
+    private static final long COUNT_MASK = 0x7FFF_FFFFL;
+    /** The state bit set by close(): spawns are refused. */
+    private static final long CLOSED = 1L << 31;
+    /** One epoch, in the state word's high half. */
     private static final long EPOCH = 1L << 32;
 
     private final Context context;
@@ -88,7 +103,6 @@ public final class Scope implements AutoCloseable {
     private volatile long state;
     private volatile SignalList joiners = new SignalList();
     private volatile Throwable failure;
-    private volatile boolean closed;
 
     private Scope(Context parent) {
         this.source = parent.token().canBeCancelled()
@@ -184,10 +198,13 @@ public final class Scope implements AutoCloseable {
      */
     public <T> Task<T> spawn(Task<T> task) {
         Objects.requireNonNull(task, "task");
-        if (closed) {
-            throw new IllegalStateException("scope is closed: no new spawns");
-        }
-        STATE.getAndAdd(this, 1L);
+        long s;
+        do {
+            s = state;
+            if ((s & CLOSED) != 0) { // I3
+                throw new IllegalStateException("scope is closed: no new spawns");
+            }
+        } while (!STATE.compareAndSet(this, s, s + 1));
         Fiber<T> child = new Fiber<>(task, context, childListener);
         child.dispatch();
         return child.awaitTask();
@@ -265,7 +282,7 @@ public final class Scope implements AutoCloseable {
     /** Refuses further spawns. Does not wait and does not cancel; idempotent. */
     @Override
     public void close() {
-        closed = true;
+        STATE.getAndBitwiseOr(this, CLOSED);
     }
 
     /**
@@ -274,7 +291,7 @@ public final class Scope implements AutoCloseable {
      * @return whether closed
      */
     public boolean isClosed() {
-        return closed;
+        return (state & CLOSED) != 0;
     }
 
     private Object outcome() {
@@ -284,7 +301,7 @@ public final class Scope implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Scope[active=" + activeCount() + (closed ? ", closed" : "") + (isCancelled() ? ", cancelled" : "") + "]";
+        return "Scope[active=" + activeCount() + (isClosed() ? ", closed" : "") + (isCancelled() ? ", cancelled" : "") + "]";
     }
 
     /** One join: registers for the end of the epoch it observed, again after a spurious wake. */
@@ -313,7 +330,7 @@ public final class Scope implements AutoCloseable {
                 Waiter w = new Waiter(this, list, s >>> 32);
                 current = w;
                 if (!list.add(w)) {
-                    continue; // that list was fired: its epoch ended, look again
+                    continue; // that list was fired (its epoch, or an older one, ended): look again
                 }
                 long now = state;
                 if ((now >>> 32) != w.epoch && list.remove(w)) {
