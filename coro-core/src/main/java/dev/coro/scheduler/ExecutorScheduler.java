@@ -3,6 +3,7 @@ package dev.coro.scheduler;
 import dev.coro.cancel.Cancellable;
 import dev.coro.internal.TimerThread;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -40,12 +41,8 @@ final class ExecutorScheduler implements Scheduler {
 
     @Override
     public Cancellable schedule(Runnable task, Duration delay) {
-        if (task == null) {
-            throw new NullPointerException("task");
-        }
-        if (delay == null) {
-            throw new NullPointerException("delay");
-        }
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(delay, "delay");
         if (executor instanceof ExecutorService es && es.isShutdown()) {
             throw new RejectedExecutionException(executor + " is shut down");
         }

@@ -4,6 +4,7 @@ import dev.coro.cancel.Cancellable;
 import dev.coro.internal.Trampoline;
 import dev.coro.internal.TimerThread;
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * The scheduler of {@link Scheduler#inline()}: runs work at once on the submitting thread, through
@@ -31,12 +32,8 @@ final class InlineScheduler implements Scheduler {
 
     @Override
     public Cancellable schedule(Runnable task, Duration delay) {
-        if (task == null) {
-            throw new NullPointerException("task");
-        }
-        if (delay == null) {
-            throw new NullPointerException("delay");
-        }
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(delay, "delay");
         return TimerThread.schedule(task, TimerThread.toNanos(delay), this, null);
     }
 
