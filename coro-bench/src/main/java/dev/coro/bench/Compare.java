@@ -33,21 +33,50 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *
  * <p>A benchmark that fails (its result check throws, or its fork dies) is reported as such in the
  * table, never dropped silently.
+ *
+ * <p>{@code --memory} runs only {@link WaiterMemory} (retained heap per waiter on a held lock) in a
+ * JVM of its own, passing it the remaining arguments; a run without a regex (the whole suite) runs
+ * it too, after the JMH table.
  */
 public final class Compare {
     /** The implementation every other one in its workload is compared with. */
     static final String BASELINE = "coro";
 
-    /** A workload: its benchmark class, the {@code @Param} holding its item count, its implementations. */
-    record Workload(Class<?> type, String label, String itemParam, String itemName, List<String> impls) {}
+    /**
+     * A workload: its benchmark class, the {@code @Param}s whose product is its item count (none: one
+     * item per operation), its implementations.
+     */
+    record Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls) {
+        /** Items in one operation of {@code r}. */
+        long items(RunResult r) {
+            long n = 1;
+            for (String p : itemParams) {
+                n *= Long.parseLong(r.getParams().getParam(p));
+            }
+            return n;
+        }
+
+        /** The values of the item parameters of {@code r}, to group its results by. */
+        String key(RunResult r) {
+            StringBuilder k = new StringBuilder();
+            for (String p : itemParams) {
+                k.append(r.getParams().getParam(p)).append(',');
+            }
+            return k.toString();
+        }
+    }
 
     static final List<Workload> WORKLOADS = List.of(
-            new Workload(SpawnJoin.class, "spawn-join", "tasks", "task",
+            new Workload(SpawnJoin.class, "spawn-join", List.of("tasks"), "task",
                     List.of("coro", "fjp", "virtualThreads", "kotlinx", "reactor")),
-            new Workload(PingPong.class, "ping-pong", "rounds", "round trip",
+            new Workload(PingPong.class, "ping-pong", List.of("rounds"), "round trip",
                     List.of("coro", "kotlinx", "virtualThreads")),
-            new Workload(TaskOverhead.class, "task-overhead", null, "op",
-                    List.of("coro", "completableFuture")));
+            new Workload(TaskOverhead.class, "task-overhead", List.of(), "op",
+                    List.of("coro", "completableFuture")),
+            new Workload(MutexContended.class, "mutex-contended", List.of("tasks", "locks"), "lock",
+                    List.of("coro", "kotlinx", "vtReentrantUnfair", "vtReentrantFair", "platformSynchronized")),
+            new Workload(MutexUncontended.class, "mutex-uncontended", List.of("ops"), "lock",
+                    List.of("coro", "coroNoLock", "reentrantLock", "kotlinx")));
 
     private Compare() {}
 
@@ -60,6 +89,11 @@ public final class Compare {
     public static void main(String[] args) throws RunnerException {
         List<String> jmhArgs = new ArrayList<>(List.of(args));
         boolean quick = jmhArgs.remove("--quick") | Boolean.getBoolean("bench.quick");
+        if (jmhArgs.remove("--memory")) {
+            // the rest of the arguments are WaiterMemory's own (--waiters N, --rounds R, --histogram, names)
+            System.exit(runWaiterMemory(jmhArgs));
+            return;
+        }
         CommandLineOptions cmd;
         try {
             cmd = new CommandLineOptions(jmhArgs.toArray(String[]::new));
@@ -92,9 +126,45 @@ public final class Compare {
             // JMH 1.37 reads field offsets through sun.misc.Unsafe; quiet the JDK 24+ warning in forks
             options.jvmArgsPrepend("--sun-misc-unsafe-memory-access=allow");
         }
+        boolean everything = cmd.getIncludes().isEmpty();
         Collection<RunResult> results = new Runner(options.build()).run();
         System.out.println();
         System.out.print(table(results, includes, cmd.getExcludes()));
+        if (everything) {
+            // the whole suite includes the waiter-memory measurement (a plain main, not JMH)
+            System.out.println();
+            int rc = runWaiterMemory(quick ? List.of("--rounds", "1") : List.of());
+            if (rc != 0) {
+                System.out.println("waiter-memory: NO RESULT (the measurement exited with " + rc + ", see above)");
+            }
+        }
+    }
+
+    /**
+     * Runs {@link WaiterMemory} in a JVM of its own, with the forks' flags (fixed 2 GB heap, two
+     * virtual-thread carriers, two kotlinx threads), so the JMH host's heap does not count.
+     *
+     * @param args WaiterMemory's arguments
+     * @return its exit code
+     */
+    static int runWaiterMemory(List<String> args) {
+        List<String> command = new ArrayList<>(List.of(
+                java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                Pools.HEAP_MIN, Pools.HEAP_MAX, Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE,
+                "-cp", System.getProperty("java.class.path"), WaiterMemory.class.getName()));
+        command.addAll(args);
+        try {
+            // keep the launcher's JDK_JAVA_OPTIONS (-Dbench.quick) out of it; inherit the console
+            ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+            pb.environment().remove("JDK_JAVA_OPTIONS");
+            return pb.start().waitFor();
+        } catch (java.io.IOException e) {
+            System.err.println("waiter-memory: cannot start " + command.get(0) + ": " + e);
+            return 1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        }
     }
 
     /** The comparison table; rows in the order of {@link #WORKLOADS}, baseline first. */
@@ -107,7 +177,7 @@ public final class Compare {
         out.append(String.format(Locale.ROOT, "Coro vs peers, %d workers, JDK %s, %d cores. Time per item = "
                 + "JMH average time per operation / items per operation; coro/x below 1 means Coro is faster.%n",
                 Pools.WORKERS, Runtime.version(), Runtime.getRuntime().availableProcessors()));
-        String header = String.format(Locale.ROOT, "%-14s %-18s %8s %12s %12s %9s %15s   %s%n",
+        String header = String.format(Locale.ROOT, "%-17s %-20s %8s %12s %12s %9s %15s   %s%n",
                 "workload", "implementation", "items", "ms/op", "ns/item", "± ns", "items/s", "ratio");
         out.append(header).append("-".repeat(header.length() - 1)).append('\n');
         for (Workload w : WORKLOADS) {
@@ -121,7 +191,7 @@ public final class Compare {
                 }
                 selected.add(impl);
                 for (RunResult r : byBenchmark.getOrDefault(name, List.of())) {
-                    String key = w.itemParam() == null ? "" : r.getParams().getParam(w.itemParam());
+                    String key = w.key(r);
                     byParams.computeIfAbsent(key, k -> new LinkedHashMap<>()).put(impl, r);
                 }
             }
@@ -136,11 +206,11 @@ public final class Compare {
                 for (String impl : selected) {
                     RunResult r = group.get(impl);
                     if (r == null) {
-                        out.append(String.format(Locale.ROOT, "%-14s %-18s %s%n", w.label(), impl,
+                        out.append(String.format(Locale.ROOT, "%-17s %-20s %s%n", w.label(), impl,
                                 "NO RESULT: the benchmark failed or was not run (see the JMH log above)"));
                         continue;
                     }
-                    long items = w.itemParam() == null ? 1 : Long.parseLong(r.getParams().getParam(w.itemParam()));
+                    long items = w.items(r);
                     Result<?> primary = r.getPrimaryResult();
                     double nsPerOp = toNanos(primary.getScore(), primary.getScoreUnit());
                     double errPerItem = toNanos(primary.getScoreError(), primary.getScoreUnit()) / items;
@@ -154,7 +224,7 @@ public final class Compare {
                         double baseNs = toNanos(base.getPrimaryResult().getScore(), base.getPrimaryResult().getScoreUnit());
                         ratio = String.format(Locale.ROOT, "coro/%s = %.2fx", impl, baseNs / nsPerOp);
                     }
-                    out.append(String.format(Locale.ROOT, "%-14s %-18s %8d %12.3f %12.1f %9s %15s   %s%n",
+                    out.append(String.format(Locale.ROOT, "%-17s %-20s %8d %12.3f %12.1f %9s %15s   %s%n",
                             w.label(), impl, items, nsPerOp / 1e6, nsPerItem,
                             Double.isNaN(errPerItem) ? "n/a" : String.format(Locale.ROOT, "%.1f", errPerItem),
                             String.format(Locale.ROOT, "%,.0f", 1e9 / nsPerItem), ratio));

@@ -1,0 +1,225 @@
+package dev.coro.bench;
+
+import dev.coro.bench.peers.KotlinxMutexPeers;
+import dev.coro.sync.AsyncMutex;
+import dev.coro.task.Scope;
+import dev.coro.task.Task;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * mutex-contended: {@link #tasks} tasks on a two-worker pool each take one mutex {@link #locks}
+ * times and increment a plain {@code long} inside the critical section.
+ *
+ * <p>One operation is the whole batch ({@code tasks * locks} acquisitions, 1,000,000 by default); the
+ * comparison table divides by that, so its {@code ns/item} is nanoseconds per lock. The counter is a
+ * plain field, not atomic: only the lock protects it, so a lock that breaks exclusion loses
+ * increments, and the check after every operation ({@code counter == tasks * locks}) fails.
+ *
+ * <p>Iterations are 2 s rather than the suite's 1 s: one operation takes from 15 ms (the
+ * {@code synchronized} floor) to about a second (fair {@code ReentrantLock}), and a 1 s iteration
+ * would hold a single operation of the slowest.
+ */
+@State(org.openjdk.jmh.annotations.Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX})
+public class MutexContended {
+    /** Tasks (coroutines, virtual threads) per operation. */
+    @Param({"1000"})
+    public int tasks;
+
+    /** Lock/increment/unlock rounds per task. The table's item count is {@code tasks * locks}. */
+    @Param({"1000"})
+    public int locks;
+
+    /** The shared counter: a plain field, guarded only by the lock under test. */
+    private long counter;
+
+    private final AsyncMutex mutex = new AsyncMutex();
+    private Task<Void> coroRoot;
+
+    /** Builds the Coro root task once (tasks are reusable descriptions; each join runs it anew). */
+    @Setup(Level.Trial)
+    public void setup() {
+        Task<Void> worker = mutex.withLock(Task.fromRunnable(() -> counter++)).repeat(locks);
+        int n = tasks;
+        coroRoot = Task.context().flatMap(ctx -> {
+            Scope scope = Scope.childOf(ctx);
+            for (int i = 0; i < n; i++) {
+                scope.spawn(worker);
+            }
+            return scope.join();
+        });
+    }
+
+    /**
+     * Coro: a root task started on the pool opens {@code Scope.childOf(ctx)} and spawns the tasks, each
+     * {@code mutex.withLock(Task.fromRunnable(() -> counter++)).repeat(locks)} on one
+     * {@link AsyncMutex}, and returns {@code scope.join()}; the benchmark thread joins the root.
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coro(Pools.Coro coro) {
+        counter = 0;
+        Watchdog.begin("MutexContended.coro");
+        try {
+            coroRoot.startOn(coro.pool).join();
+        } finally {
+            Watchdog.end();
+        }
+        if (mutex.isLocked()) {
+            throw new IllegalStateException("the mutex is still locked after every task ended");
+        }
+        return check(counter);
+    }
+
+    /**
+     * kotlinx.coroutines: {@code runBlocking(dispatcher) { repeat(tasks) { launch { repeat(locks)
+     * { mutex.withLock { counter++ } } } } }} on the two-thread Default scheduler (Kotlin,
+     * {@code KotlinxMutexPeers.kt}).
+     *
+     * @param kx the dispatcher
+     * @return the counter
+     */
+    @Benchmark
+    public long kotlinx(Pools.Kotlinx kx) {
+        long result;
+        Watchdog.begin("MutexContended.kotlinx");
+        try {
+            result = KotlinxMutexPeers.kotlinxMutexContended(tasks, locks, kx.dispatcher);
+        } finally {
+            Watchdog.end();
+        }
+        return check(result);
+    }
+
+    /**
+     * Virtual threads, {@code new ReentrantLock(false)}: newcomers may barge ahead of parked waiters.
+     *
+     * @param vt checks the carrier count
+     * @return the counter
+     * @throws InterruptedException if interrupted
+     */
+    @Benchmark
+    public long vtReentrantUnfair(Pools.Virtual vt) throws InterruptedException {
+        return virtualThreads(new ReentrantLock(false), "MutexContended.vtReentrantUnfair");
+    }
+
+    /**
+     * Virtual threads, {@code new ReentrantLock(true)}: FIFO hand-over, like the Coro and kotlinx
+     * mutexes.
+     *
+     * @param vt checks the carrier count
+     * @return the counter
+     * @throws InterruptedException if interrupted
+     */
+    @Benchmark
+    public long vtReentrantFair(Pools.Virtual vt) throws InterruptedException {
+        return virtualThreads(new ReentrantLock(true), "MutexContended.vtReentrantFair");
+    }
+
+    /**
+     * A root virtual thread opens {@code Executors.newVirtualThreadPerTaskExecutor()}, starts one
+     * virtual thread per task (each {@code locks} x lock / increment / unlock) and closes the executor,
+     * which waits for them; the benchmark thread joins the root. Two carriers.
+     */
+    private long virtualThreads(ReentrantLock lock, String name) throws InterruptedException {
+        counter = 0;
+        int n = tasks;
+        int m = locks;
+        Runnable worker = () -> {
+            for (int j = 0; j < m; j++) {
+                lock.lock();
+                try {
+                    counter++;
+                } finally {
+                    lock.unlock();
+                }
+            }
+        };
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Watchdog.begin(name);
+        Thread root = Thread.ofVirtual().start(() -> {
+            try (ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < n; i++) {
+                    workers.execute(worker);
+                }
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        });
+        try {
+            root.join();
+        } finally {
+            Watchdog.end();
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException("virtual-thread root failed", failure.get());
+        }
+        return check(counter);
+    }
+
+    /**
+     * The floor: two platform threads, each {@code tasks * locks / 2} x {@code synchronized} increment
+     * on one monitor. No tasks, no parking to speak of (the JVM spins before it inflates and parks);
+     * the two threads are started and joined inside the operation (about 0.1 ms of a ~20 ms
+     * operation).
+     *
+     * @return the counter
+     * @throws InterruptedException if interrupted
+     */
+    @Benchmark
+    public long platformSynchronized() throws InterruptedException {
+        counter = 0;
+        long total = (long) tasks * locks;
+        Object monitor = new Object();
+        Thread[] threads = new Thread[Pools.WORKERS];
+        Watchdog.begin("MutexContended.platformSynchronized");
+        try {
+            for (int t = 0; t < threads.length; t++) {
+                long share = total / threads.length + (t < total % threads.length ? 1 : 0);
+                threads[t] = Thread.ofPlatform().start(() -> {
+                    for (long j = 0; j < share; j++) {
+                        synchronized (monitor) {
+                            counter++;
+                        }
+                    }
+                });
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+        } finally {
+            Watchdog.end();
+        }
+        return check(counter);
+    }
+
+    private long check(long value) {
+        long expected = (long) tasks * locks;
+        if (value != expected) {
+            throw new IllegalStateException("counter is " + value + ", expected " + expected
+                    + ": the lock let increments race");
+        }
+        return value;
+    }
+}
