@@ -1,16 +1,14 @@
 package dev.coro.cancel;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.coro.LincheckSupport;
 
 import dev.coro.Stress;
-import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import kotlin.Unit;
 import kotlin.reflect.KFunction;
-import kotlin.reflect.jvm.ReflectJvmMapping;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
@@ -175,18 +173,11 @@ public class CancellationTokenLincheckTest {
     }
 
     private static KFunction<?> op(String name) {
-        for (Method m : CancellationTokenLincheckTest.class.getMethods()) {
-            if (m.getName().equals(name)) {
-                return ReflectJvmMapping.getKotlinFunction(m);
-            }
-        }
-        throw new IllegalArgumentException("no operation " + name);
+        return LincheckSupport.op(CancellationTokenLincheckTest.class, name);
     }
 
     private static void report(String mode, long start) {
-        long ms = (System.nanoTime() - start) / 1_000_000;
-        System.out.println("CancellationTokenLincheckTest." + mode + ": " + ms + " ms");
-        assertTrue(ms >= 0); // the check itself throws on a non-linearizable history
+        LincheckSupport.report(CancellationTokenLincheckTest.class, mode, start);
     }
 
     /**

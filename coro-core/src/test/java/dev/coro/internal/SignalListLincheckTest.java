@@ -1,13 +1,11 @@
 package dev.coro.internal;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.coro.LincheckSupport;
 
 import dev.coro.Stress;
-import java.lang.reflect.Method;
 import java.util.concurrent.atomic.AtomicInteger;
 import kotlin.Unit;
 import kotlin.reflect.KFunction;
-import kotlin.reflect.jvm.ReflectJvmMapping;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -171,18 +169,11 @@ public class SignalListLincheckTest {
     }
 
     private static KFunction<?> op(String name) {
-        for (Method m : SignalListLincheckTest.class.getMethods()) {
-            if (m.getName().equals(name)) {
-                return ReflectJvmMapping.getKotlinFunction(m);
-            }
-        }
-        throw new IllegalArgumentException("no operation " + name);
+        return LincheckSupport.op(SignalListLincheckTest.class, name);
     }
 
     private static void report(String mode, long start) {
-        long ms = (System.nanoTime() - start) / 1_000_000;
-        System.out.println("SignalListLincheckTest." + mode + ": " + ms + " ms");
-        assertTrue(ms >= 0); // the check itself throws on a non-linearizable history
+        LincheckSupport.report(SignalListLincheckTest.class, mode, start);
     }
 
     /** A node that counts how often it fired. */

@@ -1,15 +1,13 @@
 package dev.coro.scheduler;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.coro.LincheckSupport;
 
 import dev.coro.Stress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.lang.reflect.Method;
 import kotlin.Unit;
 import kotlin.reflect.KFunction;
-import kotlin.reflect.jvm.ReflectJvmMapping;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -202,18 +200,11 @@ public class WorkQueueLincheckTest {
     }
 
     private static KFunction<?> op(String name) {
-        for (Method m : WorkQueueLincheckTest.class.getMethods()) {
-            if (m.getName().equals(name)) {
-                return ReflectJvmMapping.getKotlinFunction(m);
-            }
-        }
-        throw new IllegalArgumentException("no operation " + name);
+        return LincheckSupport.op(WorkQueueLincheckTest.class, name);
     }
 
     private static void report(String mode, long start) {
-        long ms = (System.nanoTime() - start) / 1_000_000;
-        System.out.println("WorkQueueLincheckTest." + mode + ": " + ms + " ms");
-        assertTrue(ms >= 0); // the check itself throws on a non-linearizable history
+        LincheckSupport.report(WorkQueueLincheckTest.class, mode, start);
     }
 
     /**

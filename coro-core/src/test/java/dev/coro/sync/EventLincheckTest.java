@@ -1,11 +1,10 @@
 package dev.coro.sync;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.coro.LincheckSupport;
 
 import dev.coro.Stress;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
-import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -13,7 +12,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import kotlin.Unit;
 import kotlin.reflect.KFunction;
-import kotlin.reflect.jvm.ReflectJvmMapping;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -271,18 +269,11 @@ public class EventLincheckTest {
     }
 
     private static KFunction<?> op(String name) {
-        for (Method m : EventLincheckTest.class.getMethods()) {
-            if (m.getName().equals(name)) {
-                return ReflectJvmMapping.getKotlinFunction(m);
-            }
-        }
-        throw new IllegalArgumentException("no operation " + name);
+        return LincheckSupport.op(EventLincheckTest.class, name);
     }
 
     private static void report(String mode, long start) {
-        long ms = (System.nanoTime() - start) / 1_000_000;
-        System.out.println("EventLincheckTest." + mode + ": " + ms + " ms");
-        assertTrue(ms >= 0); // the check itself throws on a non-linearizable or invalid history
+        LincheckSupport.report(EventLincheckTest.class, mode, start);
     }
 
     /** One wait, watched through its outcome: what it ended with, how often, and on which thread. */

@@ -1,11 +1,10 @@
 package dev.coro.task;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.coro.LincheckSupport;
 
 import dev.coro.Stress;
 import dev.coro.cancel.CancellationToken;
 import dev.coro.scheduler.Scheduler;
-import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
@@ -14,7 +13,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import kotlin.Unit;
 import kotlin.reflect.KFunction;
-import kotlin.reflect.jvm.ReflectJvmMapping;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
@@ -371,18 +369,11 @@ public class ScopeLincheckTest {
     }
 
     private static KFunction<?> op(String name) {
-        for (Method m : ScopeLincheckTest.class.getMethods()) {
-            if (m.getName().equals(name)) {
-                return ReflectJvmMapping.getKotlinFunction(m);
-            }
-        }
-        throw new IllegalArgumentException("no operation " + name);
+        return LincheckSupport.op(ScopeLincheckTest.class, name);
     }
 
     private static void report(String mode, long start) {
-        long ms = (System.nanoTime() - start) / 1_000_000;
-        System.out.println("ScopeLincheckTest." + mode + ": " + ms + " ms");
-        assertTrue(ms >= 0); // the check itself throws on a non-linearizable or invalid history
+        LincheckSupport.report(ScopeLincheckTest.class, mode, start);
     }
 
     /** A child: waits for its promise (ignoring cancellation), then marks itself ended. */
