@@ -3,7 +3,6 @@ package dev.coro.task;
 import dev.coro.internal.SignalList;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.CancellationException;
 
 /**
  * A result cell that completes once, with any number of waiters: the seed-000 handshake between the
@@ -87,10 +86,6 @@ class Completion extends SignalList {
         return encoded == NULL ? null : encoded;
     }
 
-    static boolean isValue(Object encoded) {
-        return encoded != CANCELLED && !(encoded instanceof Failed);
-    }
-
     @SuppressWarnings("unchecked")
     static <T> Outcome<T> toOutcome(Object encoded) {
         if (encoded == CANCELLED) {
@@ -100,10 +95,6 @@ class Completion extends SignalList {
             return new Outcome.Failure<>(f.error);
         }
         return new Outcome.Value<>((T) decodeValue(encoded));
-    }
-
-    static CancellationException cancellation() {
-        return new CancellationException("task was cancelled");
     }
 
     /**

@@ -40,10 +40,6 @@ final class Fiber<T> extends Completion implements Runnable {
         this.listener = listener;
     }
 
-    Context context() {
-        return ctx;
-    }
-
     /** Starts the fiber on its context's scheduler (submitted, never inline). */
     void dispatch() {
         Scheduler s = ctx.scheduler();
