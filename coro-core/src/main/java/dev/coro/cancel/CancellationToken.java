@@ -1,6 +1,7 @@
 package dev.coro.cancel;
 
 import dev.coro.internal.SignalList;
+import dev.coro.internal.TokenSignals;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 
@@ -30,6 +31,10 @@ import java.util.concurrent.CancellationException;
 public final class CancellationToken {
     /** A token that is never cancelled; registering on it costs nothing and keeps nothing. */
     public static final CancellationToken NONE = new CancellationToken(false);
+
+    static {
+        TokenSignals.install(token -> token.callbacks);
+    }
 
     final SignalList callbacks = new SignalList();
     private final boolean cancellable;

@@ -1,10 +1,12 @@
 package dev.coro.sync;
 
+import dev.coro.internal.FastPath;
+import dev.coro.internal.WaitNode;
+import dev.coro.internal.WaitQueue;
 import dev.coro.task.Completer;
 import dev.coro.task.Task;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * A FIFO mutual-exclusion lock for tasks (seed 002's {@code mutex}): a task that waits for it is
@@ -21,8 +23,10 @@ import java.util.Objects;
  * way). Waiters are served in the order their {@code lock()} reached the lock.
  *
  * <p><b>Cancellation.</b> A cancelled {@code lock()} either completes on the cancelled channel, leaves
- * the queue (its node is skipped by the next hand-over and then dropped) and holds nothing, or, if the
- * hand-over won the race, completes with the lock held: exactly one of the two, decided by one CAS.
+ * the queue (its node is unlinked at once if it is the newest waiter, otherwise by a sweep within an
+ * amortized constant number of later operations, or skipped by the next hand-over) and holds
+ * nothing, or, if the hand-over won the race, completes with the lock held: exactly one of the two,
+ * decided by one CAS.
  * The mutex never ends locked with nobody holding it. Use {@code withLock} or a guard so that the
  * second case releases too.
  *
@@ -45,90 +49,87 @@ import java.util.Objects;
 public final class AsyncMutex {
     /* Implementation overview.
      *
-     * 1. Representation. state (volatile Object):
-     *      UNLOCKED     nobody holds the lock
-     *      LOCKED       held; no waiter has arrived since the holder last looked
-     *      Waiter w     held; w is the newest waiter, older ones follow through w.next (LIFO)
-     *    fifo (plain Waiter): waiters already detached from state, oldest first. Owned by the
-     *      holder: only the thread that holds the lock (and is unlocking) reads or writes it.
+     * 1. Representation. The state word is a WaitQueue (the shared waiter-queue engine):
+     *      UNLOCKED     sentinel, refuses waiters: nobody holds the lock (take it instead)
+     *      LOCKED       sentinel, accepts waiters: held; no waiter has arrived since the holder last
+     *                   looked
+     *      WaitNode w   held; w is the newest waiter, older ones below it down to LOCKED (LIFO)
+     *    fifo (plain WaitNode): waiters already taken from the queue, oldest first (WaitQueue.drain).
+     *      Owned by the holder: only the thread that holds the lock (and is unlocking) touches it.
+     *    A waiter node is the waiting task's own suspension step (WaitNode): no other allocation.
      *
      * 2. Transitions.
-     *    tryLock / lock (fast):  UNLOCKED -> LOCKED                         CAS    acquirer
-     *                            (lock: then complete; if the task was cancelled meanwhile,
-     *                            complete fails and the acquirer unlocks at once, see 7)
-     *    lock (slow):            LOCKED | w -> w' (w'.next = w or null)     CAS    waiter
-     *    unlock, fifo empty:     LOCKED -> UNLOCKED                         CAS    holder
-     *                            w -> LOCKED; fifo = reverse(w)             getAndSet, holder
-     *                            (the exchange may return LOCKED: a cancelled newest waiter popped
-     *                            itself between the read and the exchange; found by the stress test
+     *    tryLock / lock (fast):  UNLOCKED -> LOCKED                    CAS       acquirer
+     *                            (lock tries this in the run loop before it suspends (FastPath); a
+     *                            lock that loses and then finds UNLOCKED while queueing takes the
+     *                            lock the same way and completes its own step, see 7)
+     *    lock (slow):            LOCKED | w -> w'                      push CAS  waiter
+     *    unlock, fifo empty:     LOCKED -> UNLOCKED                    CAS       holder
+     *                            w -> LOCKED; fifo = drain(w)          exchange  holder
+     *                            (the exchange may return LOCKED: the only waiter popped itself
+     *                            between the read and the exchange; found by the stress test
      *                            unlockRacingCancelNeverLeavesTheMutexLockedWithNobody)
-     *    unlock, fifo = w...:    fifo = w.next; hand the lock to w          CAS on w's completion
+     *    unlock, fifo = w...:    fifo = next; hand the lock to w       CAS on w's result (admit)
      *                            (if w was cancelled: skip it and go on)
-     *    cancel of newest w:     w -> w.next (or LOCKED)                    CAS    canceller
+     *    cancel of a waiter:     the engine unlinks it (newest: pop CAS; else a counted sweep)
      *
      * 3. Linearization points. tryLock/lock fast path: the CAS UNLOCKED -> LOCKED. lock slow path:
      *    the push CAS (its place in line); the acquisition itself is the hand-over CAS.
      *    unlock: the CAS LOCKED -> UNLOCKED, or the hand-over CAS that the new holder wins.
-     *    A lock whose task was cancelled during the fast path behaves as a lock at the CAS
-     *    followed by its own unlock (7); the task ends cancelled.
+     *    A lock whose task was cancelled during the slow path's own UNLOCKED -> LOCKED behaves as a
+     *    lock at the CAS followed by its own unlock (7); the task ends cancelled.
      *
      * 4. Invariants.
      *    I1: state != UNLOCKED while anybody holds the lock or a hand-over is under way.
      *    I2: fifo is non-empty only while the lock is held; only the holder touches it.
-     *    I3: a waiter is resumed with the lock at most once (its completion CAS).
-     *    I4: every waiter pushed before an unlock's getAndSet is in fifo or was handed the lock.
+     *    I3: a waiter is resumed with the lock at most once (its result CAS).
+     *    I4: every waiter pushed before an unlock's exchange is in fifo or was handed the lock.
      *
-     * 5. Memory ordering. state is volatile (CAS / getAndSet). The holder writes fifo before the
-     *    hand-over CAS (a release on the waiter's completion word); the new holder reads it only
-     *    after its task has been resumed (acquire on that word), so fifo needs no ordering of its
-     *    own. The seed's acq_rel orderings map to these volatile accesses.
+     * 5. Memory ordering. The queue's state is volatile (CAS / exchange). The holder writes fifo
+     *    before the hand-over CAS (a release on the waiter's result word); the new holder reads it
+     *    only after its task has been resumed (acquire on that word), so fifo needs no ordering of
+     *    its own. The seed's acq_rel orderings map to these volatile accesses.
      *
      * 6. Progress and fairness. lock and tryLock are lock-free; unlock is wait-free apart from the
-     *    skipped cancelled waiters and the retry after a racing push. FIFO, no barging.
+     *    skipped cancelled waiters and the retry after a racing push. FIFO, no barging: the fast
+     *    path needs UNLOCKED, which implies that no waiter is queued and no hand-over is under way.
      *
-     * 7. Cancellation. A cancelled waiter that is still the newest pops itself (CAS state w ->
-     *    w.next); any other is skipped by the hand-over loop and dropped, so its node lives at most
-     *    until the holder's next unlock detaches the waiters (amortized O(1) per waiter).
-     *    Cancellation race. Hand-over (complete) and cancellation (the waiter's token, through its
-     *    AsyncStep) race on one CAS: if cancel wins, complete returns false and unlock passes the
-     *    lock to the next waiter; if complete wins, the waiter holds the lock and its cancel is a
-     *    no-op. A waiter whose token is already cancelled is cancelled by unlock rather than handed
-     *    the lock. So no permit is lost and the mutex never ends locked with no holder.
-     *    Fast path. The task's token can fire after the task started and before acquire's complete
-     *    (whenAny, timeout and scopes cancel from other threads), so the CAS UNLOCKED -> LOCKED may
-     *    take the lock for a task that is already cancelled: complete then returns false, and the
-     *    acquirer, which holds the lock, unlocks it (handing it to any waiter queued meanwhile).
-     *    Found by AsyncMutexRegressionTest.lockCancelledDuringItsFastPathDoesNotLeaveTheMutexLocked:
-     *    ignoring complete's answer left the mutex LOCKED with nobody holding it.
+     * 7. Cancellation. A cancelled waiter is unlinked by the engine: at once if it is the newest,
+     *    otherwise by a sweep once cancelled nodes outnumber live ones (plus a constant), so a lock
+     *    held for ever by one task while other waiters time out does not accumulate their nodes.
+     *    A cancelled waiter already drained into fifo is skipped by the next hand-over.
+     *    Cancellation race. Hand-over (admit) and cancellation (the waiter's token, through its
+     *    step) race on one CAS: if cancel wins, admit returns false and unlock passes the lock to
+     *    the next waiter; if admit wins, the waiter holds the lock and its cancel is a no-op. A
+     *    waiter whose token is already cancelled is abandoned by unlock rather than handed the lock.
+     *    So no permit is lost and the mutex never ends locked with no holder.
+     *    Slow-path self-acquire. The task's token can fire after the task started and before its
+     *    own admit (whenAny, timeout and scopes cancel from other threads), so the CAS
+     *    UNLOCKED -> LOCKED may take the lock for a task that is already cancelled: admit then
+     *    returns false, and the acquirer, which holds the lock, unlocks it (handing it to any
+     *    waiter queued meanwhile). Found by AsyncMutexRegressionTest.lockCancelledDuringItsFastPath-
+     *    DoesNotLeaveTheMutexLocked: ignoring the answer left the mutex LOCKED with nobody holding
+     *    it. The run loop's fast path cannot hit this: it runs before the step exists, on the
+     *    task's own thread, and completes the task with the lock in the same breath.
      *
-     * 8. Resumption. The new holder resumes on its own scheduler through its AsyncStep: inline
-     *    through the trampoline when unlock runs on that scheduler (so 100,000 waiters that unlock
-     *    inline use a bounded stack), otherwise by submission.
+     * 8. Resumption. The new holder resumes on its own scheduler through its step: inline through
+     *    the trampoline when unlock runs on that scheduler (so 100,000 waiters that unlock inline
+     *    use a bounded stack), otherwise by submission; a thread in lockBlocking is unparked.
      *
      * 9. References. Seed 002, lock-free mutex (kUNLOCKED / kLOCKED_NO_WAITER / list head, the
      *    unlocker's private list reversed into FIFO order); kotlinx.coroutines #2380 and tokio #4618
      *    (a lock leaked by a cancelled waiter) are the bugs the hand-over CAS rules out.
      */
 
-    /** Nobody holds the lock. */
-    private static final Object UNLOCKED = new Object() {
-        @Override
-        public String toString() {
-            return "UNLOCKED";
-        }
-    };
-    /** Held, and no waiter arrived since the holder last detached the waiters. */
-    private static final Object LOCKED = new Object() {
-        @Override
-        public String toString() {
-            return "LOCKED";
-        }
-    };
+    /** Nobody holds the lock; refuses waiters (they take the lock instead). */
+    private static final WaitQueue.Sentinel UNLOCKED = new WaitQueue.Sentinel("UNLOCKED", false);
+    /** Held, and no waiter arrived since the holder last took the waiters; accepts waiters. */
+    private static final WaitQueue.Sentinel LOCKED = new WaitQueue.Sentinel("LOCKED", true);
 
-    private volatile Object state = UNLOCKED;
-    /** Detached waiters, oldest first; owned by the holder (I2). */
-    private Waiter fifo;
-    private final Task<Void> lock = Task.create(this::acquire);
+    private final WaitQueue queue = new WaitQueue(UNLOCKED);
+    /** Taken waiters, oldest first; owned by the holder (I2). */
+    private WaitNode fifo;
+    private final Task<Void> lock = Task.create(new Acquire());
 
     /** Creates an unlocked mutex. */
     public AsyncMutex() {}
@@ -139,7 +140,7 @@ public final class AsyncMutex {
      * @return whether the lock is now held by the caller
      */
     public boolean tryLock() {
-        return state == UNLOCKED && STATE.compareAndSet(this, UNLOCKED, LOCKED);
+        return queue.state() == UNLOCKED && queue.casState(UNLOCKED, LOCKED);
     }
 
     /**
@@ -153,36 +154,25 @@ public final class AsyncMutex {
         return lock;
     }
 
-    private void acquire(Completer<Void> completer) {
-        Waiter w = null;
-        for (;;) {
-            Object s = state;
-            if (s == UNLOCKED) {
-                if (STATE.compareAndSet(this, UNLOCKED, LOCKED)) {
-                    if (!completer.complete(null)) {
+    /** The body of {@link #lock()}: the run loop tries {@link #tryNow} first, then queues the step. */
+    private final class Acquire implements Consumer<Completer<Void>>, FastPath {
+        @Override
+        public Object tryNow() {
+            return tryLock() ? null : NOT_NOW;
+        }
+
+        @Override
+        public void accept(Completer<Void> completer) {
+            WaitNode node = (WaitNode) completer; // every Task.create completer is its step (WaitNode)
+            while (queue.push(node) != null) { // refused: UNLOCKED, take the lock ourselves
+                if (queue.casState(UNLOCKED, LOCKED)) {
+                    if (!node.admit(null)) {
                         unlock(); // cancelled meanwhile: release the lock it cannot use (overview 7)
                     }
                     return;
                 }
-                continue;
             }
-            if (w == null) {
-                w = new Waiter(completer);
-            }
-            w.next = s == LOCKED ? null : (Waiter) s;
-            if (STATE.compareAndSet(this, s, w)) {
-                Waiter queued = w;
-                completer.onCancel(() -> popIfNewest(queued));
-                return; // unlock hands the lock over through the completer, or the token cancels it
-            }
-        }
-    }
-
-    /** A cancelled waiter that is still the newest unlinks itself at once; others are skipped later. */
-    private void popIfNewest(Waiter w) {
-        if (state == w) {
-            Waiter next = w.next; // stable while w is in state: only a detach (getAndSet) rewrites it
-            STATE.compareAndSet(this, w, next == null ? LOCKED : next);
+            // queued: unlock hands the lock over through the node, or the token cancels it
         }
     }
 
@@ -193,44 +183,29 @@ public final class AsyncMutex {
      */
     public void unlock() {
         for (;;) {
-            Waiter w = fifo;
+            WaitNode w = fifo;
             if (w == null) {
-                Object s = state;
+                Object s = queue.state();
                 if (s == UNLOCKED) {
                     throw new IllegalStateException("unlock: the mutex is not locked");
                 }
                 if (s == LOCKED) {
-                    if (STATE.compareAndSet(this, LOCKED, UNLOCKED)) {
+                    if (queue.casState(LOCKED, UNLOCKED)) {
                         return;
                     }
                     continue; // a waiter arrived
                 }
-                Object detached = STATE.getAndSet(this, LOCKED); // I4
-                if (detached instanceof Waiter stack) { // LOCKED if the only waiter popped itself meanwhile
-                    fifo = reverse(stack);
-                }
+                fifo = queue.drain(queue.exchange(LOCKED)); // I4
                 continue;
             }
-            fifo = w.next;
-            w.next = null;
-            if (w.completer.context().token().isCancelled()) {
-                w.completer.cancel(); // do not hand the lock to a task that is being cancelled
-            } else if (w.completer.complete(null)) {
+            fifo = WaitQueue.next(w);
+            if (w.isCancelRequested()) {
+                w.abandon(); // do not hand the lock to a task that is being cancelled
+            } else if (w.admit(null)) {
                 return; // handed over: the waiter holds the lock (I3)
             }
             // the waiter was cancelled first: skip it and hand the lock on
         }
-    }
-
-    private static Waiter reverse(Waiter stack) {
-        Waiter oldestFirst = null;
-        while (stack != null) {
-            Waiter next = stack.next;
-            stack.next = oldestFirst;
-            oldestFirst = stack;
-            stack = next;
-        }
-        return oldestFirst;
     }
 
     /**
@@ -275,24 +250,14 @@ public final class AsyncMutex {
      * @return whether locked
      */
     public boolean isLocked() {
-        return state != UNLOCKED;
+        return queue.state() != UNLOCKED;
     }
 
     @Override
     public String toString() {
-        Object s = state;
+        Object s = queue.state();
         return s == UNLOCKED ? "AsyncMutex[unlocked]"
                 : s == LOCKED ? "AsyncMutex[locked]" : "AsyncMutex[locked, waiters]";
-    }
-
-    /** One queued {@code lock()}. */
-    private static final class Waiter {
-        final Completer<Void> completer;
-        Waiter next;
-
-        Waiter(Completer<Void> completer) {
-            this.completer = completer;
-        }
     }
 
     /**
@@ -314,16 +279,6 @@ public final class AsyncMutex {
                 closed = true;
                 mutex.unlock();
             }
-        }
-    }
-
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(AsyncMutex.class, "state", Object.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
         }
     }
 }

@@ -1,9 +1,11 @@
 package dev.coro.sync;
 
-import dev.coro.task.Promise;
+import dev.coro.internal.FastPath;
+import dev.coro.internal.WaitNode;
+import dev.coro.internal.WaitQueue;
+import dev.coro.task.Completer;
 import dev.coro.task.Task;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import java.util.function.Consumer;
 
 /**
  * A resettable one-shot signal that carries a value (seed 002's {@code event<T>}): tasks wait for it
@@ -23,9 +25,11 @@ import java.lang.invoke.VarHandle;
  * trampoline) when the setting thread already runs that scheduler, otherwise by submission. The
  * blocking door parks only the calling thread (only the virtual thread, on a virtual thread).
  *
- * <p><b>Cancellation.</b> A cancelled wait completes on the cancelled channel and unregisters at once;
- * the event keeps nothing of it (its memory is reclaimed in amortized O(1)). Cancellation racing
- * {@code set} has one winner: the wait ends either with the value or cancelled.
+ * <p><b>Cancellation.</b> A cancelled wait completes on the cancelled channel and leaves the queue: its
+ * node is unlinked at once when it is the newest waiter, otherwise by a sweep that runs once
+ * cancelled nodes outnumber live ones (plus a small constant), so an event that is never set keeps no
+ * more cancelled waiters than live ones. Cancellation racing {@code set} has one winner: the wait
+ * ends either with the value or cancelled.
  *
  * <p><b>Thread-safety and memory effects.</b> Lock-free. Actions before a successful {@code set}
  * happen-before every wait that returns its value.
@@ -42,62 +46,107 @@ import java.lang.invoke.VarHandle;
 public final class Event<T> {
     /* Implementation overview.
      *
-     * 1. Representation. current (volatile Promise): the cell of the present set/reset epoch.
-     *    The cell is the seed-000 word of the seed's lock-free event: its waiter head is
-     *    unset-no-waiters (null) / the head of a waiter list / set (FIRED), and its result CAS is
-     *    the set (see Completion's overview).
+     * 1. Representation. The state word is a WaitQueue (the shared waiter-queue engine), as in the
+     *    seed's lock-free event (kUnsetNoWaiter / list head / kSet):
+     *      UNSET          sentinel, accepts waiters: not set, nobody waiting
+     *      WaitNode w     not set; w is the newest waiter, older ones below it down to UNSET
+     *      Set(v)         sentinel carrying the value, refuses waiters: set
+     *    A waiter node is the waiting task's own suspension step: no other allocation per wait.
      *
      * 2. Transitions.
-     *    set(v):  cell pending -> completed with v       result CAS, then fire   setter
-     *    await:   read current; wait on that cell (completes at once if it is set)
-     *    reset:   current c (completed) -> new pending cell   CAS current        resetter
+     *    await (fast):   reads Set(v): completes with v, no suspension (the run loop's FastPath)
+     *    await (slow):   UNSET | w -> w'                    push CAS            waiter
+     *                    (refused by Set(v): completes its own step with v)
+     *    set(v):         UNSET | w -> Set(v); then admit every unsettled taken waiter, oldest
+     *                    first                              CAS (a take)        setter
+     *                    Set(u) -> unchanged, returns false (first set wins)
+     *    reset:          Set(v) -> UNSET                    CAS                 resetter
+     *                    UNSET | w -> unchanged, returns false (waiters keep waiting)
+     *    cancel:         the engine unlinks the waiter (newest: pop CAS; else a counted sweep)
      *
-     * 3. Linearization points. set: the cell's result CAS (a set that finds it taken linearizes at
-     *    that read). reset: the CAS of current (a reset that finds the cell pending linearizes at
-     *    that read). await: the read of current together with the cell's own point (Completion).
+     * 3. Linearization points. set: its CAS (or the read of Set, which refuses). reset: its CAS
+     *    (or the read of a non-Set state). await: the read of Set (fast path, or the refusal of the
+     *    push), else the push CAS; it then returns the value of the set that takes it.
+     *    isSet: its read of the state.
      *
-     * 4. Invariants. I1: current only ever moves from a completed cell to a fresh pending one, so
-     *    a waiter registered on a pending cell is resumed by the set of that cell, never lost.
-     *    I2: each cell is completed at most once, so no waiter sees two values.
+     * 4. Invariants. I1: a waiter pushed onto UNSET or a stack is taken by exactly one set, the
+     *    next CAS that replaces that stack (reset never takes waiters: it changes Set only).
+     *    I2: a wait's value comes from the Set it read or the set that took it: no waiter sees two
+     *    values, and none sees a value of a set that happened before a reset it followed.
      *
-     * 5. Memory ordering. current is volatile; a reader of a new cell sees it fully constructed.
-     *    The cell's own orderings (release at the result CAS, acquire on read) carry the value.
+     * 5. Memory ordering. The state is volatile; the setter's CAS (release) publishes the Set box
+     *    and the value (and the setter's earlier writes); a waiter that reads Set (acquire) or is
+     *    admitted (the acquire on its result word after the setter's release) sees them.
      *
-     * 6. Progress: lock-free.
-     * 7. Cancellation: a cancelled wait removes its node from the cell (SignalList.remove); one
-     *    winner against set through the waiter's AsyncStep CAS.
-     * 8. Resumption: through the waiter's AsyncStep, on its own scheduler (Resume.dispatch).
+     * 6. Progress: lock-free. set is wait-free apart from the retry after a racing push or pop,
+     *    plus one admit per waiter.
+     * 7. Cancellation: the waiter's token cancels its step; cancel and set's admit race on the
+     *    step's result CAS, one winner. The engine unlinks cancelled nodes (WaitQueue part 7), so
+     *    they never pile up in an event that is never set.
+     * 8. Resumption: admit resumes each waiter on its own scheduler (Resume.dispatch): inline
+     *    through the trampoline when the setter runs that scheduler, otherwise by submission.
      * 9. References: seed 002, lock-free event (kUnsetNoWaiter / list head / kSet).
      */
 
-    private volatile Promise<T> current = new Promise<>();
-    private final Task<T> await = Task.defer(() -> current.task());
+    /** Not set, nobody waiting; accepts waiters. */
+    private static final WaitQueue.Sentinel UNSET = new WaitQueue.Sentinel("UNSET", true);
+
+    /** Set, with its value; refuses waiters (they complete with the value). */
+    private static final class Set<T> extends WaitQueue.Sentinel {
+        final T value;
+
+        Set(T value) {
+            super("SET", false);
+            this.value = value;
+        }
+    }
+
+    private final WaitQueue queue = new WaitQueue(UNSET);
+    private final Task<T> await = Task.create(new Await());
 
     /** Creates an event that is not set. */
     public Event() {}
 
     /**
-     * Sets the event and wakes every waiter with {@code value}.
+     * Sets the event and wakes every waiting task with {@code value}, oldest first. Waits that start
+     * later complete with {@code value} at once, until {@link #reset()}.
      *
      * @param value the value (may be null)
-     * @return {@code true} if this call set the event; {@code false} if it was already set
+     * @return {@code true} if this call set the event, {@code false} if it was already set
      */
     public boolean set(T value) {
-        return current.complete(value);
+        Set<T> set = null;
+        for (;;) {
+            Object s = queue.state();
+            if (s instanceof Set) {
+                return false; // first set wins
+            }
+            if (set == null) {
+                set = new Set<>(value);
+            }
+            if (queue.casState(s, set)) {
+                for (WaitNode w = queue.drain(s); w != null; ) { // I1
+                    WaitNode next = WaitQueue.next(w);
+                    w.admit(value); // false: cancelled first, nothing to do
+                    w = next;
+                }
+                return true;
+            }
+        }
     }
 
     /**
-     * Sets the event with a null value: the void form, for {@code Event<Void>}.
+     * Sets the event with a null value; see {@link #set(Object)}.
      *
-     * @return {@code true} if this call set the event; {@code false} if it was already set
+     * @return {@code true} if this call set the event
      */
     public boolean set() {
         return set(null);
     }
 
     /**
-     * Returns a task that waits until the event is set and completes with its value; at once if it is
-     * set when the task runs. The task may be started any number of times.
+     * Returns a task that completes with the event's value once it is set (at once if it is set
+     * now). The task may be started any number of times.
      *
      * @return the waiting task
      */
@@ -105,9 +154,27 @@ public final class Event<T> {
         return await;
     }
 
+    /** The body of {@link #await()}: the run loop tries {@link #tryNow} first, then queues the step. */
+    private final class Await implements Consumer<Completer<T>>, FastPath {
+        @Override
+        public Object tryNow() {
+            return queue.state() instanceof Set<?> set ? set.value : NOT_NOW;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public void accept(Completer<T> completer) {
+            WaitNode node = (WaitNode) completer; // every Task.create completer is its step (WaitNode)
+            WaitQueue.Sentinel refused = queue.push(node);
+            if (refused != null) { // set meanwhile
+                node.admit(((Set<T>) refused).value);
+            }
+        }
+    }
+
     /**
-     * Blocks the calling thread until the event is set, and returns its value. Interrupting the
-     * thread cancels the wait.
+     * Blocks the calling thread until the event is set (parking only the virtual thread on a virtual
+     * thread) and returns its value. Interrupting the thread cancels the wait.
      *
      * @return the value
      * @throws java.util.concurrent.CancellationException if the thread is interrupted while waiting
@@ -117,36 +184,27 @@ public final class Event<T> {
     }
 
     /**
-     * Makes a set event unset again, so that later waits suspend.
+     * Makes a set event unset, for later waits. Does nothing to an event that is not set: tasks that
+     * wait keep waiting for the next {@link #set(Object)}.
      *
-     * @return {@code true} if this call reset the event; {@code false} if it was not set
+     * @return {@code true} if this call unset the event
      */
     public boolean reset() {
-        Promise<T> c = current;
-        return c.isDone() && CURRENT.compareAndSet(this, c, new Promise<T>());
+        Object s = queue.state();
+        return s instanceof Set && queue.casState(s, UNSET);
     }
 
     /**
-     * Returns whether the event is set.
+     * Returns whether the event is set (a snapshot).
      *
      * @return whether set
      */
     public boolean isSet() {
-        return current.isDone();
+        return queue.state() instanceof Set;
     }
 
     @Override
     public String toString() {
         return isSet() ? "Event[set]" : "Event[unset]";
-    }
-
-    private static final VarHandle CURRENT;
-
-    static {
-        try {
-            CURRENT = MethodHandles.lookup().findVarHandle(Event.class, "current", Promise.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
     }
 }

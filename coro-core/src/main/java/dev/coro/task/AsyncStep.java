@@ -1,17 +1,19 @@
 package dev.coro.task;
 
-import dev.coro.cancel.Registration;
 import dev.coro.internal.Resume;
-import dev.coro.scheduler.Scheduler;
+import dev.coro.internal.WaitNode;
+import dev.coro.internal.WaitQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
 
 /**
  * One suspension of a {@link Fiber}: the completer handed to an asynchronous body, and the handshake
- * between that body's completion and the fiber deciding to suspend.
+ * between that body's completion and the fiber deciding to suspend. The same object is the waiter's
+ * node in a {@link WaitQueue} (it is a {@link WaitNode}) and its registration on the cancellation
+ * token (a {@link dev.coro.internal.SignalList.Node}): one allocation per suspension.
  */
-final class AsyncStep implements Completer<Object>, Runnable {
+final class AsyncStep extends WaitNode implements Completer<Object> {
     /* Implementation overview.
      *
      * 1. Representation. result (volatile Object):
@@ -19,7 +21,10 @@ final class AsyncStep implements Completer<Object>, Runnable {
      *      SUSPENDED   pending; the fiber has suspended and waits to be resumed
      *      r           completed with the encoded result r (see Completion: raw value, NULL,
      *                  Failed, CANCELLED); terminal
-     *    hook (volatile Object): null, the onCancel action, or HOOK_DONE (ran, or never will).
+     *    hook (volatile Object): null, the onCancel action (a Runnable) or the WaitQueue the step is
+     *      queued in, or HOOK_DONE (ran, or never will).
+     *    registered (plain boolean): whether the fiber linked the step on its token's list; written
+     *      and read by the fiber only.
      *
      * 2. Transitions.
      *    null      -> SUSPENDED  fiber, after the body returns without a result        CAS
@@ -44,7 +49,8 @@ final class AsyncStep implements Completer<Object>, Runnable {
      * 7. Cancellation races. The token callback is one more completer: it races the body's
      *    completion through the same CAS, so "cancelled" and "completed" have exactly one winner.
      *    The onCancel hook runs only when the cancelled completion won, exactly once, through the
-     *    getAndSet of hook (an action set after that runs at once).
+     *    getAndSet of hook (an action set after that runs at once). A queue hook tells the queue to
+     *    unlink the node (WaitQueue part 7).
      *
      * 8. Resumption: Resume.dispatch hands the fiber to its scheduler, inline through the
      *    trampoline when the completing thread already runs it.
@@ -57,17 +63,15 @@ final class AsyncStep implements Completer<Object>, Runnable {
     private static final Object HOOK_DONE = new Object();
 
     private final Fiber<?> fiber;
-    private final Scheduler scheduler;
     private final Context context;
     private volatile Object result;
     private volatile Object hook;
-    /** The token registration; written by the fiber before the body runs, cleared by it after. */
-    Registration registration = Registration.NONE;
+    /** Whether the fiber linked this step on its token's callback list (fiber-only). */
+    boolean registered;
 
     AsyncStep(Fiber<?> fiber, Context context) {
         this.fiber = fiber;
         this.context = context;
-        this.scheduler = context.scheduler();
     }
 
     /** The step behind a completer handed to an internal async body. */
@@ -96,7 +100,7 @@ final class AsyncStep implements Completer<Object>, Runnable {
                     runHook();
                 }
                 if (cur == SUSPENDED) {
-                    Resume.dispatch(fiber, scheduler);
+                    Resume.dispatch(fiber, context.scheduler());
                 }
                 return true;
             }
@@ -119,19 +123,48 @@ final class AsyncStep implements Completer<Object>, Runnable {
         return settleEncoded(Completion.CANCELLED);
     }
 
-    /** The token's callback. */
+    /** The token fired while this step was linked on its list. */
     @Override
-    public void run() {
+    protected void onFire() {
         cancel();
     }
 
     @Override
+    public boolean admit(Object value) {
+        return complete(value);
+    }
+
+    @Override
+    public boolean abandon() {
+        return cancel();
+    }
+
+    @Override
+    public boolean isSettled() {
+        Object r = result;
+        return r != null && r != SUSPENDED;
+    }
+
+    @Override
+    public boolean isCancelRequested() {
+        return context.token().isCancelled();
+    }
+
+    @Override
+    public void cancelInto(WaitQueue queue) {
+        setHook(queue);
+    }
+
+    @Override
     public void onCancel(Runnable action) {
-        Objects.requireNonNull(action, "action");
+        setHook(Objects.requireNonNull(action, "action"));
+    }
+
+    private void setHook(Object action) {
         Object prev = HOOK.compareAndExchange(this, null, action);
         if (prev == HOOK_DONE) {
             if (result == Completion.CANCELLED) {
-                action.run();
+                run(action);
             }
         } else if (prev != null) {
             throw new IllegalStateException("onCancel: an action was already set");
@@ -140,8 +173,16 @@ final class AsyncStep implements Completer<Object>, Runnable {
 
     private void runHook() {
         Object h = HOOK.getAndSet(this, HOOK_DONE);
-        if (h instanceof Runnable r) {
-            r.run();
+        if (h != null) {
+            run(h);
+        }
+    }
+
+    private void run(Object action) {
+        if (action instanceof WaitQueue queue) {
+            queue.cancelled(this);
+        } else {
+            ((Runnable) action).run();
         }
     }
 

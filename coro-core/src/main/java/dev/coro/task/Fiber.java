@@ -1,5 +1,7 @@
 package dev.coro.task;
 
+import dev.coro.internal.FastPath;
+import dev.coro.internal.TokenSignals;
 import dev.coro.scheduler.Scheduler;
 import java.util.Arrays;
 import java.util.Objects;
@@ -56,7 +58,7 @@ final class Fiber<T> extends Completion implements Runnable {
         AsyncStep s = step;
         if (s != null) { // resumed after a suspension
             step = null;
-            s.registration.unregister();
+            unregister(s);
             takeResult(s.result());
         }
         loop();
@@ -197,11 +199,31 @@ final class Fiber<T> extends Completion implements Runnable {
                             k = CANCEL;
                             continue;
                         }
-                        AsyncStep s = new AsyncStep(this, ctx);
-                        step = s;
-                        if (a.cancelOnToken) {
-                            s.registration = ctx.token().register(s);
+                        if (a.body instanceof FastPath fast) { // try the wait before paying for it
+                            Object now;
+                            try {
+                                now = fast.tryNow();
+                            } catch (Throwable e) {
+                                v = e;
+                                k = ERROR;
+                                continue;
+                            }
+                            if (now != FastPath.NOT_NOW) {
+                                v = now;
+                                k = VALUE;
+                                continue;
+                            }
                         }
+                        AsyncStep s = new AsyncStep(this, ctx);
+                        if (a.cancelOnToken && ctx.token().canBeCancelled()) {
+                            if (!TokenSignals.of(ctx.token()).add(s)) { // the token fired meanwhile
+                                v = null;
+                                k = CANCEL;
+                                continue;
+                            }
+                            s.registered = true;
+                        }
+                        step = s;
                         try {
                             a.body.accept(s);
                         } catch (Throwable e) {
@@ -211,7 +233,7 @@ final class Fiber<T> extends Completion implements Runnable {
                             return; // the completer resumes us; do not touch fields from here on
                         }
                         step = null;
-                        s.registration.unregister();
+                        unregister(s);
                         takeResult(s.result());
                         k = kind;
                         v = val;
@@ -298,10 +320,17 @@ final class Fiber<T> extends Completion implements Runnable {
         }
     }
 
+    /** Takes the step back from the token's list once the suspension is over. */
+    private static void unregister(AsyncStep s) {
+        if (s.registered) {
+            TokenSignals.of(s.context().token()).remove(s);
+        }
+    }
+
     private void push(Object frame) {
         Object[] s = stack;
         if (s == null) {
-            stack = s = new Object[8];
+            stack = s = new Object[4]; // small: most tasks nest a few frames, and a waiting fiber keeps it
         } else if (sp == s.length) {
             stack = s = Arrays.copyOf(s, s.length * 2);
         }

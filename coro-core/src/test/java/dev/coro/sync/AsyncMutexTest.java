@@ -24,6 +24,28 @@ import org.junit.jupiter.api.Test;
 class AsyncMutexTest {
 
     @Test
+    void waitersCancelledWhileTheLockIsHeldForeverDoNotAccumulate() {
+        AsyncMutex mutex = new AsyncMutex();
+        assertTrue(mutex.tryLock());
+        List<CompletableFuture<Void>> old = new ArrayList<>();
+        for (int i = 0; i < 100_000; i++) {
+            old.add(mutex.lock().toCompletableFuture());
+        }
+        CompletableFuture<Void> newest = mutex.lock().toCompletableFuture();
+        for (CompletableFuture<Void> f : old) { // never the newest: unlinked by the sweep, not by an unlock
+            assertTrue(f.cancel(false));
+        }
+        assertTrue(EventTest.linkedWaiters(mutex) <= 2 + 64,
+                "cancelled waiters were swept while the lock stayed held: " + EventTest.linkedWaiters(mutex));
+        assertFalse(newest.isDone());
+        mutex.unlock();
+        newest.join(); // the live waiter got the lock
+        assertTrue(mutex.isLocked());
+        mutex.unlock();
+        assertFalse(mutex.isLocked());
+    }
+
+    @Test
     void tryLockLockAndUnlock() {
         AsyncMutex m = new AsyncMutex();
         assertTrue(m.tryLock());

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.Stress;
+import dev.coro.internal.WaitQueue;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.scheduler.WorkStealingPool;
-import dev.coro.task.Promise;
 import dev.coro.task.Task;
 import java.util.ArrayList;
 import java.util.List;
@@ -115,15 +115,28 @@ class EventTest {
         assertTrue(linkedWaiters(e) <= 64, "linked: " + linkedWaiters(e));
     }
 
-    /** The waiter list of the current epoch, read through the promise's cell. */
-    private static int linkedWaiters(Event<?> e) {
+    @Test
+    void oldWaitersCancelledWhileTheNewestWaitsAreSweptNotKept() {
+        Event<Integer> e = new Event<>();
+        List<CompletableFuture<Integer>> old = new ArrayList<>();
+        for (int i = 0; i < 100_000; i++) {
+            old.add(e.await().toCompletableFuture());
+        }
+        CompletableFuture<Integer> newest = e.await().toCompletableFuture();
+        for (CompletableFuture<Integer> f : old) { // none of them is the newest: the sweep unlinks them
+            assertTrue(f.cancel(false));
+        }
+        assertTrue(linkedWaiters(e) <= 2 + 64, "cancelled waiters below a live one were swept: " + linkedWaiters(e));
+        e.set(7);
+        assertEquals(7, newest.join());
+    }
+
+    /** The waiters linked in the event's queue, live or cancelled-not-yet-unlinked. */
+    static int linkedWaiters(Object primitive) {
         try {
-            var currentField = Event.class.getDeclaredField("current");
-            currentField.setAccessible(true);
-            Promise<?> p = (Promise<?>) currentField.get(e);
-            var cellField = Promise.class.getDeclaredField("cell");
-            cellField.setAccessible(true);
-            return ((dev.coro.internal.SignalList) cellField.get(p)).linkedCount();
+            var queueField = primitive.getClass().getDeclaredField("queue");
+            queueField.setAccessible(true);
+            return ((WaitQueue) queueField.get(primitive)).linkedCount();
         } catch (ReflectiveOperationException ex) {
             throw new AssertionError(ex);
         }
