@@ -133,6 +133,10 @@ final class Fiber<T> extends Completion implements Runnable {
                         push(t);
                         t = ((Nodes.Fold<?, ?>) t).source;
                     }
+                    case Nodes.FINALLY -> {
+                        push(t);
+                        t = ((Nodes.Finally<?>) t).source;
+                    }
                     case Nodes.CONTEXT -> {
                         v = ctx;
                         k = VALUE;
@@ -296,6 +300,20 @@ final class Fiber<T> extends Completion implements Runnable {
                             v = e;
                             k = ERROR;
                             t = null;
+                        }
+                    }
+                    case Nodes.FINALLY -> {
+                        try {
+                            ((Nodes.Finally<?>) f).cleanup.run();
+                        } catch (Throwable e) {
+                            if (k == ERROR) {
+                                if (e != v) {
+                                    ((Throwable) v).addSuppressed(e);
+                                }
+                            } else {
+                                v = e;
+                                k = ERROR;
+                            }
                         }
                     }
                     default -> throw new AssertionError("unknown frame " + f.tag);

@@ -14,7 +14,7 @@ final class Nodes {
     private Nodes() {}
 
     static final byte PURE = 0, FAIL = 1, CANCELLED = 2, CALL = 3, DEFER = 4, MAP = 5, FLAT_MAP = 6,
-            FOLD = 7, ASYNC = 8, CONTEXT = 9, WITH_CONTEXT = 10, YIELD = 11, SHIFT = 12;
+            FOLD = 7, ASYNC = 8, CONTEXT = 9, WITH_CONTEXT = 10, YIELD = 11, SHIFT = 12, FINALLY = 13;
 
     /** A value known now. */
     static final class Pure<T> extends Task<T> {
@@ -167,6 +167,22 @@ final class Nodes {
         Shift(dev.coro.scheduler.Scheduler target) {
             super(SHIFT);
             this.target = target;
+        }
+    }
+
+    /**
+     * source, then a synchronous cleanup on every channel; the outcome passes through (a failing
+     * cleanup replaces a value or a cancellation, and is suppressed into an error). Also a stack
+     * frame. A Runnable cannot wait, so unlike a cleanup task it needs no cancellation mask.
+     */
+    static final class Finally<T> extends Task<T> {
+        final Task<? extends T> source;
+        final Runnable cleanup;
+
+        Finally(Task<? extends T> source, Runnable cleanup) {
+            super(FINALLY);
+            this.source = source;
+            this.cleanup = cleanup;
         }
     }
 }

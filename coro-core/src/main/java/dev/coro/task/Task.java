@@ -517,7 +517,7 @@ public abstract class Task<T> {
      * @throws NullPointerException if {@code cleanup} is null
      */
     public final Task<T> andFinally(Runnable cleanup) {
-        return andFinally(fromRunnable(Objects.requireNonNull(cleanup, "cleanup")));
+        return new Nodes.Finally<>(this, Objects.requireNonNull(cleanup, "cleanup"));
     }
 
     /**
