@@ -11,12 +11,14 @@ import java.time.Duration;
  * each step runs on ({@code coroasync1}), four chains at once ({@code coroasync2}), and the blocking
  * {@code syncWait}.
  *
- * <p>The seed's {@code co_await print(...)} schedules the callee in the pool and suspends the caller;
- * when the callee ends, the caller resumes on the thread that ran it. Here the callee is spawned as a
- * task of its own and the caller waits for its handle: the caller's continuation is resumed by the
- * worker that finished the callee, inline, so it prints that worker's name. The seed slept 100 ms
- * after each resumption "to force another thread to be used next"; here each callee first waits a
- * few milliseconds on a timer, so that whichever worker is free picks it up.
+ * <p>The seed's {@code co_await print(...)} starts the lazy callee, which schedules itself in the
+ * pool, and suspends the caller; when the callee ends, the caller resumes on the thread that ran it.
+ * Here too the callee is a lazy task that the caller awaits: it first waits a few milliseconds on a
+ * timer, and the timer hands it back to whichever pool worker is free (the seed slept 100 ms after
+ * each resumption "to force another thread to be used next"); that worker prints, and the caller's
+ * continuation runs right after on the same worker. (An earlier version spawned the callee and
+ * awaited its handle; under load the callee could finish before the caller began to wait, and the
+ * caller then went on on its own thread: PoolDemoTest caught it.)
  */
 public final class PoolDemo {
     private final PrintStream out;
@@ -63,12 +65,12 @@ public final class PoolDemo {
 
     /** The caller: {@code runAsync(id)}, which co_awaits print twice. */
     Task<Void> runAsync(String id) {
-        return Scope.scoped(scope -> Task.fromRunnable(() -> line("===== " + id + " start    on thread: " + thread()))
-                .then(Task.defer(() -> scope.spawn(print(id + "a", "start"))))
+        return Task.fromRunnable(() -> line("===== " + id + " start    on thread: " + thread()))
+                .then(print(id + "a", "start"))
                 .then(Task.fromRunnable(() -> line("===== " + id + " resume   on thread: " + thread())))
-                .then(Task.defer(() -> scope.spawn(print(id + "b", "end  "))))
+                .then(print(id + "b", "end  "))
                 .then(Task.fromRunnable(() -> line("===== " + id + " resume   on thread: " + thread())))
-                .then(Task.fromRunnable(() -> line("===== " + id + " done"))));
+                .then(Task.fromRunnable(() -> line("===== " + id + " done")));
     }
 
     /** coroasync1: one chain, then waitUntilNoCoros. */
