@@ -5,7 +5,8 @@
  * <ul>
  *   <li>{@link dev.coro.cancel}: cancellation sources and tokens;</li>
  *   <li>{@link dev.coro.scheduler}: schedulers (work-stealing pool, inline, executor adapter) with timers;</li>
- *   <li>{@link dev.coro.task}: lazy tasks, their composition, contexts and scopes.</li>
+ *   <li>{@link dev.coro.task}: lazy tasks, their composition, contexts and scopes;</li>
+ *   <li>{@link dev.coro.io}: the event loop (a scheduler over a NIO selector, with timers) and asynchronous channels.</li>
  * </ul>
  * {@code dev.coro.internal} holds the shared lock-free machinery and is not exported.
  */
@@ -14,4 +15,5 @@ module dev.coro {
     exports dev.coro.scheduler;
     exports dev.coro.task;
     exports dev.coro.sync;
+    exports dev.coro.io;
 }

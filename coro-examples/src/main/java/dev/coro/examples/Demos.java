@@ -1,5 +1,7 @@
 package dev.coro.examples;
 
+import dev.coro.examples.io.EchoClient;
+import dev.coro.examples.io.FizzBuzz;
 import dev.coro.examples.pool.PoolDemo;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -16,6 +18,8 @@ public final class Demos {
         Map<String, Runnable> demos = new LinkedHashMap<>();
         demos.put("hello", () -> Hello.main(new String[0]));
         demos.put("pool", () -> new PoolDemo(System.out, Duration.ofMillis(20)).runAll());
+        demos.put("fizzbuzz", () -> new FizzBuzz(System.out, Duration.ofMillis(100)).run());
+        demos.put("echo", () -> EchoClient.demo(System.out));
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: all)");
             return;

@@ -1,0 +1,342 @@
+package dev.coro.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.coro.cancel.Cancellable;
+import dev.coro.sync.Event;
+import dev.coro.task.Task;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** The loop as a scheduler: order, threads, failures, the wake protocol, shutdown. */
+class EventLoopTest {
+
+    @Test
+    void runsTasksInSubmissionOrderOnItsThread() throws Exception {
+        try (EventLoop loop = EventLoop.start("order-loop")) {
+            List<Integer> seen = new ArrayList<>(); // loop-confined
+            List<String> threads = new CopyOnWriteArrayList<>();
+            CountDownLatch done = new CountDownLatch(1);
+            for (int i = 0; i < 10_000; i++) {
+                int v = i;
+                loop.execute(() -> {
+                    seen.add(v);
+                    if (v % 1000 == 0) {
+                        threads.add(Thread.currentThread().getName());
+                    }
+                });
+            }
+            loop.execute(done::countDown);
+            done.await();
+            for (int i = 0; i < 10_000; i++) {
+                assertEquals(i, seen.get(i));
+            }
+            assertEquals(List.of("order-loop"), threads.stream().distinct().toList());
+        }
+    }
+
+    @Test
+    void tasksSubmittedFromTheLoopRunAfterItsCurrentTaskInOrder() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            List<String> seen = new CopyOnWriteArrayList<>();
+            CountDownLatch done = new CountDownLatch(1);
+            loop.execute(() -> {
+                loop.execute(() -> seen.add("b"));
+                loop.execute(() -> seen.add("c"));
+                seen.add("a");
+                loop.execute(done::countDown);
+            });
+            done.await();
+            assertEquals(List.of("a", "b", "c"), seen);
+        }
+    }
+
+    @Test
+    void inEventLoopOnlyOnItsThread() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            assertFalse(loop.inEventLoop());
+            assertFalse(loop.isCurrent());
+            CompletableFuture<Boolean> on = new CompletableFuture<>();
+            loop.execute(() -> on.complete(loop.inEventLoop() && loop.isCurrent()));
+            assertTrue(on.get());
+        }
+    }
+
+    @Test
+    void aThrowingTaskGoesToTheHandlerAndTheLoopGoesOn() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            List<Throwable> reported = new CopyOnWriteArrayList<>();
+            CountDownLatch done = new CountDownLatch(1);
+            loop.execute(() -> Thread.currentThread().setUncaughtExceptionHandler((t, e) -> reported.add(e)));
+            RuntimeException boom = new RuntimeException("boom");
+            loop.execute(() -> {
+                throw boom;
+            });
+            loop.schedule(() -> {
+                throw new IllegalStateException("timer boom");
+            }, Duration.ZERO);
+            loop.schedule(done::countDown, Duration.ofMillis(1));
+            done.await();
+            assertEquals(2, reported.size());
+            assertSame(boom, reported.get(0));
+            assertEquals("timer boom", reported.get(1).getMessage());
+        }
+    }
+
+    @Test
+    void aBurstToABusyLoopMakesNoWakeup() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            CountDownLatch busy = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            loop.execute(() -> {
+                busy.countDown();
+                awaitQuietly(release);
+            });
+            busy.await();
+            long before = loop.wakeups.get();
+            AtomicInteger ran = new AtomicInteger();
+            for (int i = 0; i < 10_000; i++) {
+                loop.execute(ran::incrementAndGet);
+            }
+            assertEquals(before, loop.wakeups.get(), "a loop that is awake is never woken");
+            release.countDown();
+            CountDownLatch done = new CountDownLatch(1);
+            loop.execute(done::countDown);
+            done.await();
+            assertEquals(10_000, ran.get());
+        }
+    }
+
+    /**
+     * Submissions from another thread that race the loop's way into select: right after the previous
+     * task (the loop is on its way to park), or once it is parked. A lost wakeup would leave a latch
+     * unreleased and the test would hang until its timeout.
+     */
+    @Test
+    void noWakeupIsLostWhileTheLoopParks() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            int rounds = dev.coro.Stress.scaled(5_000);
+            for (int i = 0; i < rounds; i++) {
+                if (i % 2 == 0) {
+                    EventLoopTimerTest.awaitParked(loop);
+                }
+                CountDownLatch ran = new CountDownLatch(1);
+                if (i % 3 == 0) {
+                    loop.schedule(ran::countDown, Duration.ZERO); // through the timer path
+                } else {
+                    loop.execute(ran::countDown);
+                }
+                ran.await();
+            }
+            assertTrue(loop.wakeups.get() <= loop.parks);
+        }
+    }
+
+    @Test
+    void wakeupsNeverOutnumberParks() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            AtomicInteger ran = new AtomicInteger();
+            int n = 20_000;
+            Thread[] producers = new Thread[2];
+            for (int p = 0; p < producers.length; p++) {
+                producers[p] = new Thread(() -> {
+                    for (int i = 0; i < n; i++) {
+                        loop.execute(ran::incrementAndGet);
+                        if (i % 64 == 0) {
+                            Thread.yield();
+                        }
+                    }
+                });
+                producers[p].start();
+            }
+            for (Thread t : producers) {
+                t.join();
+            }
+            CompletableFuture<long[]> counts = new CompletableFuture<>();
+            loop.execute(() -> counts.complete(new long[] {loop.wakeups.get(), loop.parks}));
+            long[] c = counts.get();
+            assertEquals(2 * n, ran.get());
+            assertTrue(c[0] <= c[1], "wakeups " + c[0] + " > parks " + c[1]);
+        }
+    }
+
+    @Test
+    void aTaskWaitingOnAnEventResumesOnTheLoop() throws Exception {
+        try (EventLoop loop = EventLoop.start("event-loop")) {
+            Event<String> event = new Event<>();
+            CountDownLatch waiting = new CountDownLatch(1);
+            CompletableFuture<String> where = Task.fromRunnable(waiting::countDown)
+                    .then(event.await())
+                    .map(v -> v + " on " + Thread.currentThread().getName())
+                    .startOn(loop)
+                    .toCompletableFuture();
+            waiting.await();
+            event.set("set from " + Thread.currentThread().getName());
+            assertEquals("set from " + Thread.currentThread().getName() + " on event-loop", where.get());
+        }
+    }
+
+    @Test
+    void sameLoopPingPongThroughEventsStaysOnTheLoop() throws Exception {
+        try (EventLoop loop = EventLoop.start("pingpong-loop")) {
+            int rounds = 10_000;
+            List<Event<Integer>> ping = new ArrayList<>();
+            List<Event<Integer>> pong = new ArrayList<>();
+            for (int i = 0; i < rounds; i++) {
+                ping.add(new Event<>());
+                pong.add(new Event<>());
+            }
+            AtomicInteger offLoop = new AtomicInteger();
+            Task<Integer> ponger = Task.loop(0, i -> i < rounds, i -> ping.get(i).await().map(v -> {
+                if (!loop.inEventLoop()) {
+                    offLoop.incrementAndGet();
+                }
+                pong.get(i).set(v);
+                return i + 1;
+            }));
+            Task<Integer> pinger = Task.loop(0, i -> i < rounds, i -> {
+                ping.get(i).set(i);
+                return pong.get(i).await().map(v -> {
+                    if (!loop.inEventLoop()) {
+                        offLoop.incrementAndGet();
+                    }
+                    return i + 1;
+                });
+            });
+            int total = Task.whenAll(ponger, pinger, Integer::sum).startOn(loop).join();
+            assertEquals(2 * rounds, total);
+            assertEquals(0, offLoop.get());
+        }
+    }
+
+    // ------------------------------------------------------------------ shutdown
+
+    @Test
+    void shutdownRejectsNewWorkAndRunsQueuedWork() throws Exception {
+        EventLoop loop = EventLoop.start();
+        CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        loop.execute(() -> {
+            busy.countDown();
+            awaitQuietly(release);
+        });
+        busy.await();
+        AtomicInteger ran = new AtomicInteger();
+        for (int i = 0; i < 100; i++) {
+            loop.execute(ran::incrementAndGet);
+        }
+        loop.shutdown();
+        assertTrue(loop.isShutdown());
+        assertThrows(RejectedExecutionException.class, () -> loop.execute(ran::incrementAndGet));
+        assertThrows(RejectedExecutionException.class, () -> loop.schedule(ran::incrementAndGet, Duration.ZERO));
+        release.countDown();
+        loop.close();
+        assertTrue(loop.isTerminated());
+        assertFalse(loop.thread().isAlive());
+        assertEquals(100, ran.get());
+    }
+
+    @Test
+    void shutdownNowDropsQueuedWork() throws Exception {
+        EventLoop loop = EventLoop.start();
+        CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        loop.execute(() -> {
+            busy.countDown();
+            awaitQuietly(release);
+        });
+        busy.await();
+        AtomicInteger ran = new AtomicInteger();
+        for (int i = 0; i < 100; i++) {
+            loop.execute(ran::incrementAndGet);
+        }
+        loop.shutdownNow();
+        release.countDown();
+        assertTrue(loop.awaitTermination(Duration.ofMinutes(1)));
+        assertEquals(0, ran.get());
+        loop.close(); // idempotent
+    }
+
+    @Test
+    void shutdownDropsPendingTimers() throws Exception {
+        EventLoop loop = EventLoop.start();
+        AtomicInteger fired = new AtomicInteger();
+        Cancellable a = loop.schedule(fired::incrementAndGet, Duration.ofHours(1));
+        CompletableFuture<Cancellable> b = new CompletableFuture<>();
+        loop.execute(() -> b.complete(loop.schedule(fired::incrementAndGet, Duration.ofHours(1))));
+        b.get();
+        loop.close();
+        assertEquals(0, loop.pendingTimers());
+        assertFalse(a.cancel(), "a dropped timer is no longer pending");
+        assertFalse(b.get().cancel());
+        assertEquals(0, fired.get());
+    }
+
+    @Test
+    void aTaskOnTheLoopThatStartsWorkAfterShutdownIsRefusedButCarriesOn() throws Exception {
+        EventLoop loop = EventLoop.start();
+        CompletableFuture<String> outcome = new CompletableFuture<>();
+        loop.execute(() -> {
+            loop.shutdown();
+            try {
+                loop.execute(() -> {});
+                outcome.complete("accepted");
+            } catch (RejectedExecutionException e) {
+                outcome.complete("rejected");
+            }
+        });
+        assertEquals("rejected", outcome.get());
+        loop.close();
+        assertTrue(loop.isTerminated());
+    }
+
+    @Test
+    void closeOnTheLoopThreadOnlyStartsTheShutdown() throws Exception {
+        EventLoop loop = EventLoop.start();
+        AtomicReference<Throwable> awaitError = new AtomicReference<>();
+        CountDownLatch closed = new CountDownLatch(1);
+        loop.execute(() -> {
+            loop.close();
+            try {
+                loop.awaitTermination(Duration.ofSeconds(1));
+            } catch (Throwable e) {
+                awaitError.set(e);
+            }
+            closed.countDown();
+        });
+        closed.await();
+        assertTrue(loop.awaitTermination(Duration.ofMinutes(1)));
+        assertTrue(awaitError.get() instanceof IllegalStateException);
+    }
+
+    @Test
+    void badInput() {
+        try (EventLoop loop = EventLoop.start()) {
+            assertThrows(NullPointerException.class, () -> loop.execute(null));
+            assertThrows(NullPointerException.class, () -> loop.schedule(null, Duration.ZERO));
+            assertThrows(NullPointerException.class, () -> loop.schedule(() -> {}, null));
+            assertThrows(NullPointerException.class, () -> loop.awaitTermination(null));
+            assertThrows(NullPointerException.class, () -> EventLoop.start(null));
+        }
+    }
+
+    static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
