@@ -4,6 +4,7 @@
  * <p>Exported packages:
  * <ul>
  *   <li>{@link dev.coro.cancel}: cancellation sources and tokens;</li>
+ *   <li>{@link dev.coro.gate}: the gates of P4215 (serial, capacity) on one admission engine;</li>
  *   <li>{@link dev.coro.scheduler}: schedulers (work-stealing pool, inline, executor adapter) with timers;</li>
  *   <li>{@link dev.coro.task}: lazy tasks, their composition, contexts and scopes;</li>
  *   <li>{@link dev.coro.io}: the event loop (a scheduler over a NIO selector, with timers) and asynchronous channels.</li>
@@ -12,6 +13,7 @@
  */
 module dev.coro {
     exports dev.coro.cancel;
+    exports dev.coro.gate;
     exports dev.coro.scheduler;
     exports dev.coro.task;
     exports dev.coro.sync;
