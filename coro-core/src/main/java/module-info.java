@@ -7,9 +7,11 @@
  *   <li>{@link dev.coro.gate}: the gates of P4215 (serial, capacity) on one admission engine;</li>
  *   <li>{@link dev.coro.scheduler}: schedulers (work-stealing pool, inline, executor adapter) with timers;</li>
  *   <li>{@link dev.coro.task}: lazy tasks, their composition, contexts and scopes;</li>
+ *   <li>{@link dev.coro.sync}: the seeds' {@code Event} and {@code AsyncMutex};</li>
  *   <li>{@link dev.coro.io}: the event loop (a scheduler over a NIO selector, with timers) and asynchronous channels.</li>
  * </ul>
- * {@code dev.coro.internal} holds the shared lock-free machinery and is not exported.
+ * {@code dev.coro.internal} holds the shared lock-free machinery (the waiter-queue engine among it) and is
+ * not exported.
  */
 module dev.coro {
     exports dev.coro.cancel;
