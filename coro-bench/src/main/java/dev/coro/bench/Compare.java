@@ -36,7 +36,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *
  * <p>{@code --memory} runs only {@link WaiterMemory} (retained heap per waiter on a held lock) in a
  * JVM of its own, passing it the remaining arguments; a run without a regex (the whole suite) runs
- * it too, after the JMH table.
+ * it too, after the JMH table. {@code --timers} ({@link Timers}) and {@code --echo}
+ * ({@link EchoLoopback}), the EventLoop's plain-main measurements, work the same way.
  */
 public final class Compare {
     /** The implementation every other one in its workload is compared with. */
@@ -76,7 +77,9 @@ public final class Compare {
             new Workload(MutexContended.class, "mutex-contended", List.of("tasks", "locks"), "lock",
                     List.of("coro", "kotlinx", "vtReentrantUnfair", "vtReentrantFair", "platformSynchronized")),
             new Workload(MutexUncontended.class, "mutex-uncontended", List.of("ops"), "lock",
-                    List.of("coro", "coroNoLock", "reentrantLock", "kotlinx")));
+                    List.of("coro", "coroNoLock", "reentrantLock", "kotlinx")),
+            new Workload(LoopHandoff.class, "loop-ping-pong", List.of("rounds"), "round trip",
+                    List.of("coro", "coroTwoLoops", "kotlinxOneThread")));
 
     private Compare() {}
 
@@ -92,6 +95,20 @@ public final class Compare {
         if (jmhArgs.remove("--memory")) {
             // the rest of the arguments are WaiterMemory's own (--waiters N, --rounds R, --histogram, names)
             System.exit(runWaiterMemory(jmhArgs));
+            return;
+        }
+        if (jmhArgs.remove("--timers")) { // the rest are Timers' own (--timers N, --rounds R, names)
+            if (quick) {
+                jmhArgs.add("--quick");
+            }
+            System.exit(runMain(Timers.class, jmhArgs));
+            return;
+        }
+        if (jmhArgs.remove("--echo")) { // the rest are EchoLoopback's own
+            if (quick) {
+                jmhArgs.add("--quick");
+            }
+            System.exit(runMain(EchoLoopback.class, jmhArgs));
             return;
         }
         CommandLineOptions cmd;
@@ -137,6 +154,14 @@ public final class Compare {
             if (rc != 0) {
                 System.out.println("waiter-memory: NO RESULT (the measurement exited with " + rc + ", see above)");
             }
+            for (Class<?> main : List.of(Timers.class, EchoLoopback.class)) {
+                System.out.println();
+                rc = runMain(main, quick ? List.of("--quick") : List.of());
+                if (rc != 0) {
+                    System.out.println(main.getSimpleName() + ": NO RESULT (the measurement exited with " + rc
+                            + ", see above)");
+                }
+            }
         }
     }
 
@@ -148,10 +173,25 @@ public final class Compare {
      * @return its exit code
      */
     static int runWaiterMemory(List<String> args) {
+        return runMain(WaiterMemory.class, args);
+    }
+
+    /**
+     * Runs a plain-main measurement ({@link WaiterMemory}, {@link Timers}, {@link EchoLoopback}) in
+     * a JVM of its own with the forks' flags (and, for Netty on JDK 24+, quiet Unsafe access).
+     *
+     * @param main the class whose {@code main} to run
+     * @param args its arguments
+     * @return its exit code
+     */
+    static int runMain(Class<?> main, List<String> args) {
         List<String> command = new ArrayList<>(List.of(
                 java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                Pools.HEAP_MIN, Pools.HEAP_MAX, Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE,
-                "-cp", System.getProperty("java.class.path"), WaiterMemory.class.getName()));
+                Pools.HEAP_MIN, Pools.HEAP_MAX, Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE));
+        if (Runtime.version().feature() >= 24) {
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         command.addAll(args);
         try {
             // keep the launcher's JDK_JAVA_OPTIONS (-Dbench.quick) out of it; inherit the console
@@ -159,7 +199,7 @@ public final class Compare {
             pb.environment().remove("JDK_JAVA_OPTIONS");
             return pb.start().waitFor();
         } catch (java.io.IOException e) {
-            System.err.println("waiter-memory: cannot start " + command.get(0) + ": " + e);
+            System.err.println(main.getSimpleName() + ": cannot start " + command.get(0) + ": " + e);
             return 1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
