@@ -23,10 +23,12 @@ import java.lang.invoke.VarHandle;
  */
 public final class Admission implements AutoCloseable {
     private final AdmissionGate gate;
+    private final long weight;
     private volatile int exited;
 
-    Admission(AdmissionGate gate) {
+    Admission(AdmissionGate gate, long weight) {
         this.gate = gate;
+        this.weight = weight;
     }
 
     /**
@@ -38,7 +40,7 @@ public final class Admission implements AutoCloseable {
         if (exited != 0 || !EXITED.compareAndSet(this, 0, 1)) {
             return false;
         }
-        gate.release(1);
+        gate.release(weight);
         return true;
     }
 

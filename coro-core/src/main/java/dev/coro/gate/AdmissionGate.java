@@ -12,12 +12,11 @@ import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 
 /**
- * The admission engine under every gate that admits work into a region (DESIGN principle 6): the
- * queueing, the hand-off, the cancellation of waiters, the task doors ({@link #acquire()},
- * {@link #within(Task)}, {@link #tryWithin(Task)}), the blocking door ({@link #call(Callable)}) and
- * {@link #close()} are written here once; a gate states only its admission rule, through the
- * package-private hooks {@link #ruleTryEnter()}, {@link #ruleCanEnter()}, {@link #ruleLeave(int)}
- * and {@link #ruleAdmitted()}, which run only under the engine's ownership.
+ * The admission engine under every gate (DESIGN principle 6): the queueing, the hand-off, the
+ * cancellation of waiters, the task doors and the blocking door (one {@link Door} per kind of entry),
+ * signals from outside ({@link #signal(int)}: readiness, arrivals) and {@link #close()} are written
+ * here once; a gate states only its admission rule, through the package-private {@code rule*} hooks,
+ * which run only under the engine's ownership, and exposes its doors under its own names.
  *
  * <p>Every public method of a gate is thread-safe and lock-free (see the overview below for the one
  * bounded retry loop).
@@ -35,11 +34,16 @@ abstract class AdmissionGate {
      *    head (plain WaitNode): the taken list, waiters moved from the intake in arrival order
      *      (WaitQueue.drain), oldest first, linked through WaitQueue.next; kept across owners. It
      *      is refilled only when empty (I5), so it needs no tail: a take is the whole new list.
-     *    pendingReleases (volatile int): weight released by admitted work that could not take
-     *      ownership (getAndAdd); the next owner applies it to the rule.
-     *    closeRequested (volatile boolean): close() was called; the next owner applies it.
+     *    pendingReleases (volatile long): releases by admitted work that could not take ownership
+     *      (getAndAdd), kind k counted at bits 32k..32k+31; the next owner applies it to the rule.
+     *    pendingSignals (volatile int): signals (readiness, arrivals) sent by threads that could not
+     *      take ownership; pendingCancels (volatile int): queued waiters cancelled since the owner
+     *      last looked (the intake's onCancelled). Both applied by the next owner, like releases.
+     *    closeRequested (volatile boolean): close() was called, or the rule closed the gate
+     *      (closeFromRule, owner only); the next owner applies it.
      *    A waiter node is the waiting task's own suspension step (a Task.create completer): the
-     *    engine allocates nothing per wait. Uniform gates (serial, capacity) need no per-waiter data.
+     *      engine allocates nothing per wait. Its kind (a byte on the node, written before the push)
+     *      says which door it came through (reader or writer); one-door gates leave it 0.
      *
      * 2. Transitions.
      *    fast path (tryNow / tryEnterNow): intake empty, taken list empty, CAS owner 0 -> 1, re-check
@@ -49,14 +53,18 @@ abstract class AdmissionGate {
      *       then try to own and drain.
      *    release(w):      CAS owner 0 -> 1 and apply w to the rule directly; else getAndAdd
      *       pendingReleases w, then try to own. Either way an owner then drains.
+     *    signal(n), a waiter's cancellation: getAndAdd pendingSignals / pendingCancels, then try to
+     *       own and drain (same shape as a release that cannot own).
      *    close():         closeRequested = true, then try to own and drain.
-     *    drain (owner):   loop: apply pendingReleases (getAndSet 0); if close was requested and not
+     *    drain (owner):   loop: apply pending releases, signals and cancels (each getAndSet 0, in
+     *       that order, to the rule's hooks); if close was requested and not
      *       applied, exchange the intake for CLOSED and abandon every taken and intake waiter;
      *       otherwise admit from the taken list while the rule allows (skip settled waiters, abandon
      *       those whose token fired); when the taken list is empty and the rule still has room, take
      *       the intake (exchange OPEN) into the taken list and go on; then release ownership.
-     *    admit(w):        ruleTryEnter, then w.admit(null); if w.admit fails (cancelled meanwhile),
-     *       ruleLeave(1): the permit goes back at once, to the next waiter in the same loop.
+     *    admit(w):        ruleTryEnter(w.kind), then w.admit(null); if w.admit fails (cancelled
+     *       meanwhile), ruleUndo(kind): by default the permit goes back at once, to the next waiter
+     *       in the same loop; a rule may do more (a phase gate closes: its phase cannot complete).
      *
      * 3. Linearization points. acquire fast path: its CAS of owner (it decides under ownership).
      *    acquire slow path: the push CAS is its place in line; its admission is the owner's admit
@@ -70,8 +78,8 @@ abstract class AdmissionGate {
      *        an older waiter that the rule refuses blocks the younger ones (a read-write gate's
      *        writer is not bypassed by later readers). The fast path admits only when the intake
      *        and the taken list are both empty.
-     *    I3: every admission is matched by exactly one ruleLeave: the admitted work's release, or
-     *        the owner's undo when the waiter's admit CAS lost to its cancellation.
+     *    I3: every admission is matched by exactly one ruleLeave or ruleUndo: the admitted work's
+     *        release, or the owner's undo when the waiter's admit CAS lost to its cancellation.
      *    I4: once close is applied the intake is CLOSED for ever and the taken list is empty.
      *    I5: the intake is taken only when the taken list is empty and the rule has room, so
      *        waiters that the rule cannot admit stay in the intake, where the WaitQueue engine
@@ -80,7 +88,8 @@ abstract class AdmissionGate {
      * 5. Memory ordering and the missed-signal check. owner is volatile: the CAS 0 -> 1 (acquire)
      *    and the write owner = 0 (release) order successive owners, so the plain state needs no
      *    ordering of its own. Releasing ownership: the owner computes room = taken list empty and
-     *    the rule has room, writes owner = 0, then reads pendingReleases, closeRequested (and the
+     *    the rule has room, writes owner = 0, then reads pendingReleases, pendingSignals,
+     *    pendingCancels, closeRequested (and the
      *    intake's CLOSED) and, if room, queue.hasWaiters(); if any is set it CASes owner 0 -> 1
      *    and drains again. The other side writes first and reads second: a releaser getAndAdds
      *    pendingReleases then CASes owner; a pusher's push CAS then its owner CAS; close writes
@@ -88,7 +97,8 @@ abstract class AdmissionGate {
      *    in the synchronization order; if the other side's owner CAS failed, it read owner == 1
      *    before our owner = 0, so its write came before our owner = 0, which comes before our
      *    re-check read, and the re-check sees it. So either the other side owns and drains, or
-     *    the old owner re-owns and drains: no release, waiter or close is left unapplied. When
+     *    the old owner re-owns and drains: no release, signal, cancel, waiter or close is left
+     *    unapplied (signal and cancel write their counter before their owner CAS, as a release). When
      *    room is false the re-check ignores new waiters on purpose: the state of the rule can
      *    change only by a release or a close, which the re-check does see. room is a snapshot of
      *    owner state taken under ownership, so it is exact at the owner = 0 write.
@@ -97,7 +107,7 @@ abstract class AdmissionGate {
      *    long as there is work applied by it (admissions, pending releases, pushes while there is
      *    room); an owner that re-checks and loses the CAS leaves at once. Nobody spins waiting for
      *    ownership: a thread that cannot own leaves its request (a pushed node, a pending release,
-     *    closeRequested) to the owner. tryWithin gives up (declines) when another thread owns the
+     *    signal or cancel, closeRequested) to the owner. tryWithin gives up (declines) when another thread owns the
      *    decision at that instant: "not admitted immediately" includes "a hand-over is under way".
      *    FIFO without barging (I2).
      *
@@ -128,122 +138,137 @@ abstract class AdmissionGate {
     /** The gate is closed (terminal): the intake refuses waiters, which complete cancelled. */
     static final WaitQueue.Sentinel CLOSED = new WaitQueue.Sentinel("CLOSED", false);
 
-    private final WaitQueue queue = new WaitQueue(OPEN);
+    /** The most kinds of entry a gate may have; kind k's released count sits at bits 32k..32k+31. */
+    static final int MAX_KINDS = 2;
+
+    private final WaitQueue queue = new WaitQueue(OPEN, this::waiterCancelled);
     private volatile int owner;
-    private volatile int pendingReleases;
+    private volatile long pendingReleases;
+    private volatile int pendingSignals;
+    private volatile int pendingCancels;
     private volatile boolean closeRequested;
     /** Taken waiters, oldest first, linked through WaitQueue.next; owner only (I1). */
     private WaitNode head;
-
-    private final Task<Void> enter = Task.create(new Enter());
-    private final Task<Void> tryEnter = Task.create(new TryEnter());
-    private final Task<Admission> acquire = enter.map(ignored -> new Admission(this));
-    private final Task<Admission> tryAcquire = tryEnter.map(ignored -> new Admission(this));
-    private final Runnable releaseOne = () -> release(1);
 
     AdmissionGate() {}
 
     // ---- the rule: each gate states only this; called with owner == 1 (I1) ----
 
-    /** Admits one more if the rule allows it now, updating the rule's state; owner only. */
-    abstract boolean ruleTryEnter();
+    /** Admits one waiter of {@code kind} if the rule allows it now, updating the rule's state. */
+    abstract boolean ruleTryEnter(int kind);
 
-    /** Whether {@link #ruleTryEnter()} would admit one more now; owner only. */
+    /**
+     * Whether the rule could admit some waiter now (of the least demanding kind): the engine takes
+     * new waiters from the intake only then (I5).
+     */
     abstract boolean ruleCanEnter();
 
-    /** Gives back {@code weight} admissions (releases, or undone admissions); owner only. */
-    abstract void ruleLeave(int weight);
+    /**
+     * Gives back admissions: {@code released} holds, for each kind k, the count released at bits
+     * 32k to 32k+31 (see {@link #released(long, int)}); releases of admitted work, or undone
+     * admissions.
+     */
+    abstract void ruleLeave(long released);
 
-    /** How many admissions are outstanding by the rule's state; owner only. */
+    /** How many admissions are outstanding by the rule's state. */
     abstract int ruleAdmitted();
+
+    /**
+     * An admission of a waiter of {@code kind} was undone: its admit CAS lost to its cancellation.
+     * By default the admission is given back, as a release.
+     */
+    void ruleUndo(int kind) {
+        ruleLeave(weight(kind));
+    }
+
+    /** Applies {@code count} signals sent with {@link #signal(int)} (readiness, arrivals). */
+    void ruleSignal(int count) {
+        throw new AssertionError("this gate sends no signals");
+    }
+
+    /**
+     * {@code count} queued waiters were cancelled since the last call (they are already settled and
+     * unlinked, or skipped when met). By default nothing: the drain that follows admits whoever a
+     * cancelled waiter was blocking.
+     */
+    void ruleWaitersCancelled(int count) {}
+
+    /** Closes the gate from inside the rule (a phase that can no longer complete); owner only. */
+    final void closeFromRule() {
+        closeRequested = true; // applied by the drain loop before it admits anyone else
+    }
+
+    /** The released-count word for one admission of {@code kind}. */
+    static long weight(int kind) {
+        return 1L << (32 * kind);
+    }
+
+    /** The count of {@code kind} in a released-count word. */
+    static int released(long released, int kind) {
+        return (int) (released >>> (32 * kind));
+    }
 
     // ---- doors ----
 
     /**
-     * Returns a task that waits until this gate admits the caller and completes with the
-     * {@link Admission}, whose {@link Admission#exit()} leaves the gate. Prefer {@link #within(Task)},
-     * which exits on every completion path by construction. The task may be started any number of
-     * times; each run waits for its own admission.
-     *
-     * <p>Cancellation: a run cancelled while it waits completes on the cancelled channel and holds
-     * nothing (its place in line is lost); if the admission won the race, it completes with the
-     * admission, which must be exited. After {@link #close()} a run completes cancelled.
-     *
-     * @return the acquiring task
+     * One kind of entry into the gate: the task doors and the blocking door for waiters of one kind.
+     * A gate creates one per kind in its constructor and exposes them under its own names.
      */
-    public Task<Admission> acquire() {
-        return acquire;
+    final class Door {
+        private final long weight;
+        private final Task<Void> enter;
+        private final Task<Void> tryEnter;
+        private final Task<Admission> acquire;
+        private final Task<Admission> tryAcquire;
+        private final Runnable exit;
+
+        Door(int kind) {
+            if (kind < 0 || kind >= MAX_KINDS) {
+                throw new IllegalArgumentException("kind must be in [0, " + MAX_KINDS + "), got " + kind);
+            }
+            this.weight = weight(kind);
+            this.enter = Task.create(new Enter(kind));
+            this.tryEnter = Task.create(new TryEnter(kind));
+            this.acquire = enter.map(ignored -> new Admission(AdmissionGate.this, weight));
+            this.tryAcquire = tryEnter.map(ignored -> new Admission(AdmissionGate.this, weight));
+            this.exit = () -> release(weight);
+        }
+
+        /** Waits for admission; the value is the admission, whose exit leaves the gate. */
+        Task<Admission> acquire() {
+            return acquire;
+        }
+
+        /** Admission now, or the cancelled channel without queueing. */
+        Task<Admission> tryAcquire() {
+            return tryAcquire;
+        }
+
+        /** Waits for admission, runs {@code work}, leaves on every completion path of {@code work}. */
+        <T> Task<T> within(Task<T> work) {
+            Objects.requireNonNull(work, "work");
+            return enter.then(work.andFinally(exit));
+        }
+
+        /** Runs {@code work} under the gate only if admitted immediately, else completes cancelled. */
+        <T> Task<T> tryWithin(Task<T> work) {
+            Objects.requireNonNull(work, "work");
+            return tryEnter.then(work.andFinally(exit));
+        }
+
+        /** The blocking door: {@code within(Task.fromCallable(body)).join()}. */
+        <T> T call(Callable<? extends T> body) {
+            Objects.requireNonNull(body, "body");
+            return within(Task.<T>fromCallable(body)).join();
+        }
     }
 
-    /**
-     * Returns a task that completes with an {@link Admission} if this gate admits the caller
-     * immediately, and otherwise completes on the cancelled channel without queueing.
-     *
-     * @return the trying task
-     */
-    public Task<Admission> tryAcquire() {
-        return tryAcquire;
-    }
-
-    /**
-     * Returns a task that waits for admission, then runs {@code work}, then leaves the gate when
-     * {@code work} completes on any channel (value, error or cancellation). If the wait is cancelled,
-     * or the gate is closed, the task completes cancelled and {@code work} does not run; if the
-     * cancellation comes once the admission is handed over, the admission is exited when
-     * {@code work} ends (at once if {@code work} ends cancelled at its first step). The task ends with
-     * {@code work}'s outcome.
-     *
-     * @param work the work to admit
-     * @param <T> the value type
-     * @return the task
-     * @throws NullPointerException if {@code work} is null
-     */
-    public <T> Task<T> within(Task<T> work) {
-        Objects.requireNonNull(work, "work");
-        return enter.then(work.andFinally(releaseOne));
-    }
-
-    /**
-     * Returns a task that runs {@code work} under this gate only if it is admitted immediately:
-     * otherwise it completes on the cancelled channel, without queueing and without running
-     * {@code work}. "Immediately" means: the rule allows it, no waiter is queued, and no other thread
-     * is deciding an admission at that instant. An admitted {@code work} leaves the gate on every
-     * completion path, as with {@link #within(Task)}.
-     *
-     * @param work the work to admit
-     * @param <T> the value type
-     * @return the task
-     * @throws NullPointerException if {@code work} is null
-     */
-    public <T> Task<T> tryWithin(Task<T> work) {
-        Objects.requireNonNull(work, "work");
-        return tryEnter.then(work.andFinally(releaseOne));
-    }
-
-    /**
-     * Blocks the calling thread until it is admitted (parking only the virtual thread on a virtual
-     * thread), runs {@code body} on it, leaves the gate and returns the body's value: the blocking
-     * door, {@code within(Task.fromCallable(body)).join()}.
-     *
-     * @param body the work to admit
-     * @param <T> the value type
-     * @return the body's value
-     * @throws NullPointerException if {@code body} is null
-     * @throws java.util.concurrent.CancellationException if the gate is closed, or the thread is
-     *     interrupted while it waits (the body does not run)
-     * @throws java.util.concurrent.CompletionException wrapping a checked exception of the body
-     *     (an unchecked one is rethrown as is)
-     */
-    public <T> T call(Callable<? extends T> body) {
-        Objects.requireNonNull(body, "body");
-        return within(Task.<T>fromCallable(body)).join();
-    }
+    // ---- close ----
 
     /**
      * Closes the gate: every queued waiter completes on the cancelled channel, and every later
-     * acquisition (including {@code within} and {@code tryWithin}) completes cancelled without running
-     * its work. Admitted work is not interrupted: it runs to its end and leaves the gate as usual.
-     * Idempotent; never throws.
+     * acquisition completes cancelled without running its work. Admitted work is not interrupted: it
+     * runs to its end and leaves the gate as usual. Idempotent; never throws.
      */
     public void close() {
         closeRequested = true;
@@ -272,7 +297,8 @@ abstract class AdmissionGate {
     }
 
     /**
-     * Returns whether {@link #close()} (or {@link #closeAndCheck()}) has been called.
+     * Returns whether the gate is closed or closing: {@link #close()} or {@link #closeAndCheck()}
+     * has been called, or the gate's rule closed it.
      *
      * @return whether closed
      */
@@ -282,8 +308,8 @@ abstract class AdmissionGate {
 
     // ---- engine ----
 
-    /** Leaves the gate with {@code weight}: called once per admission by its exit. */
-    final void release(int weight) {
+    /** Leaves the gate: called once per admission by its exit, with that admission's weight. */
+    final void release(long weight) {
         if (tryOwn()) {
             ruleLeave(weight);
         } else {
@@ -295,15 +321,30 @@ abstract class AdmissionGate {
         drainAndRelease(false);
     }
 
+    /**
+     * Sends {@code count} signals to the rule (readiness established, arrivals): applied by the owner
+     * through {@link #ruleSignal(int)} before it next admits anyone.
+     */
+    final void signal(int count) {
+        SIGNALS.getAndAdd(this, count);
+        tryOwnAndDrain();
+    }
+
+    /** The intake's onCancelled: a queued waiter was cancelled; the owner tells the rule and drains. */
+    private void waiterCancelled() {
+        CANCELS.getAndAdd(this, 1);
+        tryOwnAndDrain();
+    }
+
     /** The fast path: admits the caller now if nothing is queued and the rule allows; no allocation. */
-    final boolean tryEnterNow() {
+    final boolean tryEnterNow(int kind) {
         if (closeRequested || queue.hasWaiters() || !tryOwn()) {
             return false;
         }
         boolean entered = false;
-        applyPending();
+        applyRequests();
         if (!closeRequested && head == null && !queue.hasWaiters()) { // re-check under ownership (I2)
-            entered = ruleTryEnter();
+            entered = ruleTryEnter(kind);
         }
         drainAndRelease(false); // applies a close or releases that raced us, then the re-check
         return entered;
@@ -319,9 +360,16 @@ abstract class AdmissionGate {
         }
     }
 
-    private void applyPending() {
+    /** Owner only: applies the requests other threads left (overview 5): releases, signals, cancels. */
+    private void applyRequests() {
         if (pendingReleases != 0) {
-            ruleLeave((int) PENDING.getAndSet(this, 0));
+            ruleLeave((long) PENDING.getAndSet(this, 0L));
+        }
+        if (pendingSignals != 0) {
+            ruleSignal((int) SIGNALS.getAndSet(this, 0));
+        }
+        if (pendingCancels != 0) {
+            ruleWaitersCancelled((int) CANCELS.getAndSet(this, 0));
         }
     }
 
@@ -338,7 +386,8 @@ abstract class AdmissionGate {
                 count = false;
             }
             owner = 0; // release: publishes the plain state to the next owner
-            if (pendingReleases == 0 && !(closeRequested && queue.state() != CLOSED)
+            if (pendingReleases == 0 && pendingSignals == 0 && pendingCancels == 0
+                    && !(closeRequested && queue.state() != CLOSED)
                     && !(room && queue.hasWaiters())) {
                 return admitted;
             }
@@ -350,12 +399,12 @@ abstract class AdmissionGate {
 
     /** Owner only: one pass; returns whether the taken list is empty and the rule has room. */
     private boolean drainOnce() {
-        applyPending();
-        if (closeRequested && queue.state() != CLOSED) {
-            abandonAll(queue.drain(queue.exchange(CLOSED))); // I4
-            return false;
-        }
         for (;;) {
+            applyRequests(); // admitted work resumed inline may have released, signalled or arrived
+            if (closeRequested && queue.state() != CLOSED) {
+                abandonAll(queue.drain(queue.exchange(CLOSED))); // I4
+                return false;
+            }
             WaitNode w = head;
             if (w == null) {
                 if (!queue.hasWaiters() || !ruleCanEnter()) {
@@ -375,14 +424,14 @@ abstract class AdmissionGate {
                 w.abandon(); // do not admit a task that is being cancelled
                 continue;
             }
-            if (!ruleTryEnter()) {
+            int kind = w.kind();
+            if (!ruleTryEnter(kind)) {
                 return false; // I2: the oldest waiter blocks the younger ones
             }
             popHead(w);
             if (!w.admit(null)) {
-                ruleLeave(1); // lost to its cancellation: the permit goes back (I3)
+                ruleUndo(kind); // lost to its cancellation: the admission goes back (I3)
             }
-            applyPending(); // admitted work resumed inline may have released already
         }
     }
 
@@ -404,21 +453,28 @@ abstract class AdmissionGate {
         }
     }
 
-    /** Snapshot for monitoring: admissions given back but not yet applied by an owner. */
-    final int pendingReleasesSnapshot() {
+    /** Snapshot for monitoring: the released-count word given back but not yet applied by an owner. */
+    final long pendingReleasesSnapshot() {
         return pendingReleases;
     }
 
     /** The body of the waiting door: the run loop tries {@link #tryNow} first, then queues the step. */
     private final class Enter implements Consumer<Completer<Void>>, FastPath {
+        private final int kind;
+
+        Enter(int kind) {
+            this.kind = kind;
+        }
+
         @Override
         public Object tryNow() {
-            return tryEnterNow() ? null : NOT_NOW;
+            return tryEnterNow(kind) ? null : NOT_NOW;
         }
 
         @Override
         public void accept(Completer<Void> completer) {
             WaitNode node = (WaitNode) completer; // every Task.create completer is its step (WaitNode)
+            node.kind(kind); // published by the push
             if (queue.push(node) != null) {
                 node.abandon(); // refused: CLOSED
                 return;
@@ -429,29 +485,39 @@ abstract class AdmissionGate {
 
     /** The body of the trying door: admitted now, or cancelled. */
     private final class TryEnter implements Consumer<Completer<Void>>, FastPath {
+        private final int kind;
+
+        TryEnter(int kind) {
+            this.kind = kind;
+        }
+
         @Override
         public Object tryNow() {
-            return tryEnterNow() ? null : NOT_NOW;
+            return tryEnterNow(kind) ? null : NOT_NOW;
         }
 
         @Override
         public void accept(Completer<Void> completer) {
-            if (!tryEnterNow()) {
+            if (!tryEnterNow(kind)) {
                 completer.cancel();
             } else if (!completer.complete(null)) {
-                release(1); // cancelled meanwhile: give back the admission it cannot use (overview 7)
+                release(weight(kind)); // cancelled meanwhile: give back the admission (overview 7)
             }
         }
     }
 
     private static final VarHandle OWNER;
     private static final VarHandle PENDING;
+    private static final VarHandle SIGNALS;
+    private static final VarHandle CANCELS;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             OWNER = lookup.findVarHandle(AdmissionGate.class, "owner", int.class);
-            PENDING = lookup.findVarHandle(AdmissionGate.class, "pendingReleases", int.class);
+            PENDING = lookup.findVarHandle(AdmissionGate.class, "pendingReleases", long.class);
+            SIGNALS = lookup.findVarHandle(AdmissionGate.class, "pendingSignals", int.class);
+            CANCELS = lookup.findVarHandle(AdmissionGate.class, "pendingCancels", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

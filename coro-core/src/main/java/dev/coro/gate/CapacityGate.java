@@ -43,7 +43,7 @@ package dev.coro.gate;
  * Task<Void> maybe = serviceGate.tryWithin(refreshSnapshot());       // cancelled if all 8 are busy
  * }
  */
-public final class CapacityGate extends AdmissionGate {
+public final class CapacityGate extends SingleDoorGate {
     private final int capacity;
     /** Free slots; owner only (AdmissionGate I1), read racily by {@link #available()}. */
     private int free;
@@ -78,11 +78,11 @@ public final class CapacityGate extends AdmissionGate {
      * @return free slots, between 0 and the capacity
      */
     public int available() {
-        return Math.min(capacity, free + pendingReleasesSnapshot());
+        return (int) Math.min(capacity, free + pendingReleasesSnapshot());
     }
 
     @Override
-    boolean ruleTryEnter() {
+    boolean ruleTryEnter(int kind) {
         if (free == 0) {
             return false;
         }
@@ -96,8 +96,8 @@ public final class CapacityGate extends AdmissionGate {
     }
 
     @Override
-    void ruleLeave(int weight) {
-        free += weight;
+    void ruleLeave(long released) {
+        free += (int) released;
         assert free <= capacity : "more slots given back than taken: " + free + " > " + capacity;
     }
 

@@ -40,7 +40,7 @@ package dev.coro.gate;
  * Task<Void> update = cacheGate.within(Task.fromRunnable(() -> cache.put(key, value)));
  * }
  */
-public final class SerialGate extends AdmissionGate {
+public final class SerialGate extends SingleDoorGate {
     /** Whether an operation is admitted; owner only (AdmissionGate I1). */
     private boolean busy;
 
@@ -58,7 +58,7 @@ public final class SerialGate extends AdmissionGate {
     }
 
     @Override
-    boolean ruleTryEnter() {
+    boolean ruleTryEnter(int kind) {
         if (busy) {
             return false;
         }
@@ -72,8 +72,8 @@ public final class SerialGate extends AdmissionGate {
     }
 
     @Override
-    void ruleLeave(int weight) {
-        assert busy && weight == 1 : "serial gate released " + weight + " while busy=" + busy;
+    void ruleLeave(long released) {
+        assert busy && released == 1 : "serial gate released " + released + " while busy=" + busy;
         busy = false;
     }
 

@@ -24,9 +24,29 @@ public abstract class WaitNode extends SignalList.Node {
     volatile Object below;
     /** In a drained list: the next node in arrival order. Written and read by the queue's owner. */
     WaitNode after;
+    /**
+     * The waiter's kind, for a primitive that admits several kinds (a read-write gate's reader or
+     * writer): written by the waiter before the push publishes the node, read by whoever takes it. A
+     * byte, so it fits the step's alignment padding (the step stays 48 bytes).
+     */
+    private byte kind;
 
     /** Creates an unqueued node. */
     protected WaitNode() {}
+
+    /** Returns the kind set by {@link #kind(int)}, 0 by default. */
+    public final int kind() {
+        return kind;
+    }
+
+    /**
+     * Sets the waiter's kind, between 0 and 127; call it before the node is pushed (the push
+     * publishes it).
+     */
+    public final void kind(int kind) {
+        assert kind >= 0 && kind <= Byte.MAX_VALUE : kind;
+        this.kind = (byte) kind;
+    }
 
     /**
      * Admits the waiter: settles it with {@code value} and resumes it on its scheduler.

@@ -74,7 +74,8 @@ public final class WaitQueue {
      *
      * 7. Cancellation. A node learns its queue after the push (WaitNode.cancelInto); when its
      *    cancellation wins its result CAS it calls cancelled(node): pop if newest, else count it dead
-     *    and sweep when the count says so. Cancellation racing admission is decided by the node's own
+     *    and sweep when the count says so; then it runs the primitive's onCancelled, if any (a gate
+     *    decides again: see AdmissionGate). Cancellation racing admission is decided by the node's own
      *    result CAS, so exactly one wins; the engine only unlinks. Races with the engine:
      *    pop vs take: one CAS on state decides; a taken settled node is dropped by drain.
      *    pop vs sweep, sweep vs take: both only skip settled nodes (I1); a sweeper that writes into a
@@ -119,6 +120,7 @@ public final class WaitQueue {
     private static final int SWEEP_SLACK = 32;
 
     private final int sweepSlack;
+    private final Runnable onCancelled;
     private volatile Object state;
     private volatile int sweeping;
     private int deadCount; // plain: steering estimate (part 5)
@@ -131,13 +133,31 @@ public final class WaitQueue {
      * @param initial the primitive's first state
      */
     public WaitQueue(Sentinel initial) {
-        this(initial, SWEEP_SLACK);
+        this(initial, SWEEP_SLACK, null);
+    }
+
+    /**
+     * Creates a queue in state {@code initial} that runs {@code onCancelled} on the cancelling thread
+     * after each queued waiter's cancellation has been unlinked (or counted), wherever the node is:
+     * in the stack or in a list a primitive took. A primitive whose decision depends on its waiters
+     * (a gate's phase, a blocked head) uses it to decide again; it must not block or throw.
+     *
+     * @param initial the primitive's first state
+     * @param onCancelled what to run after a queued waiter is cancelled
+     */
+    public WaitQueue(Sentinel initial, Runnable onCancelled) {
+        this(initial, SWEEP_SLACK, onCancelled);
     }
 
     /** For tests: a slack of 0 sweeps at the first cancelled node that is not the newest. */
     WaitQueue(Sentinel initial, int sweepSlack) {
+        this(initial, sweepSlack, null);
+    }
+
+    private WaitQueue(Sentinel initial, int sweepSlack, Runnable onCancelled) {
         this.state = initial;
         this.sweepSlack = sweepSlack;
+        this.onCancelled = onCancelled;
     }
 
     /** Returns the current state: a {@link Sentinel}, or the newest queued {@link WaitNode}. */
@@ -211,6 +231,13 @@ public final class WaitQueue {
      * unlinks it (part 7).
      */
     public void cancelled(WaitNode node) {
+        unlink(node);
+        if (onCancelled != null) {
+            onCancelled.run();
+        }
+    }
+
+    private void unlink(WaitNode node) {
         Object s = state;
         if (s == node) {
             if (STATE.compareAndSet(this, node, node.below)) {

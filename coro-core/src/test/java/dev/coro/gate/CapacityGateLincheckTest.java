@@ -75,9 +75,9 @@ public class CapacityGateLincheckTest {
     /** The try door's decision: admitted now, or declined. */
     @Operation
     public void tryAcquire(@Param(name = "tid") int tid) {
-        if (gate.tryEnterNow()) {
+        if (gate.tryEnterNow(0)) {
             entered();
-            held[tid].add(new Admission(gate));
+            held[tid].add(new Admission(gate, 1));
         }
     }
 
