@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.coro.scheduler.WorkStealingPool;
+import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import java.util.ArrayList;
 import java.util.List;
@@ -229,5 +231,39 @@ class GateTest {
             throw boom;
         })));
         assertFalse(gate.isBusy());
+    }
+
+    @Test
+    void aScopeJoinsGatedWorkWhetherQueuedOrAdmitted() throws Exception {
+        SerialGate gate = new SerialGate();
+        Admission holder = gate.acquire().join(); // everything spawned below queues behind it
+        AtomicInteger ran = new AtomicInteger();
+        try (WorkStealingPool pool = WorkStealingPool.create(2)) {
+            Scope scope = Scope.on(pool);
+            for (int i = 0; i < 3; i++) {
+                scope.spawn(gate.within(Task.fromRunnable(ran::incrementAndGet)));
+            }
+            scope.close();
+            CompletableFuture<Void> joined = scope.join().toCompletableFuture();
+            assertEquals(3, scope.activeCount(), "queued gated work counts as the scope's children");
+            assertFalse(joined.isDone(), "the scope waits for work still queued at the gate");
+            holder.exit();
+            joined.get();
+            assertEquals(3, ran.get(), "each queued operation was admitted and ran before the join");
+            assertFalse(gate.isBusy());
+
+            Admission again = gate.acquire().join();
+            Scope cancelled = Scope.on(pool);
+            Task<Integer> queued = cancelled.spawn(gate.within(Task.fromCallable(ran::incrementAndGet)));
+            cancelled.close();
+            cancelled.cancel(); // a queued waiter completes cancelled and the scope still joins
+            // the join ends (cancelled, as documented for a cancelled scope) once the child has ended
+            assertThrows(CancellationException.class, cancelled::joinBlocking);
+            assertEquals(0, cancelled.activeCount());
+            assertThrows(CancellationException.class, queued::join);
+            again.exit();
+            assertEquals(3, ran.get(), "cancelled gated work never runs");
+            gate.closeAndCheck();
+        }
     }
 }
