@@ -1,0 +1,264 @@
+package dev.coro.gate;
+
+import dev.coro.LincheckSupport;
+import dev.coro.Stress;
+import java.util.concurrent.atomic.AtomicInteger;
+import kotlin.Unit;
+import kotlin.reflect.KFunction;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
+import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Options;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lincheck explores {@link PredicateGate} in model-checking and stress modes, with the admission
+ * invariant as the checked state (see {@link GateProbe}; the operations answer nothing, because
+ * which thread admits a waiter, and so evaluates the predicate, is not a function of the
+ * sequential history). The predicate is {@code level >= 2}; {@code raise} increments the level
+ * (an atomic, so the test's own state has no race) and calls {@code update()}; {@code poison} makes
+ * the predicate throw from then on and calls {@code update()}.
+ *
+ * <p>Checked in every explored interleaving: the predicate never runs concurrently with itself
+ * (the gate's ownership is its only protection); nothing is admitted while {@code level < 2} (the
+ * level only grows, so an admission justified by a true evaluation still sees it); nothing started
+ * after a {@code close()} returned is admitted. After each run: no waiter waits while the predicate
+ * holds and the gate is open (no update is missed), nor on a closed gate (also one closed by the
+ * predicate's error); cancelled waiters have ended; the admission count is exact; an update after
+ * a poisoning update saw the gate closed or threw.
+ *
+ * <p>Mutation-checked: with {@code ruleTryEnter} not evaluating the predicate, the model checker
+ * reports "within admitted at level 0"; with {@code update()} evaluating the predicate on its
+ * caller's thread before signalling (outside the gate's ownership), "the predicate ran concurrently
+ * with itself"; with a predicate error not closing the gate, "the predicate was poisoned and
+ * updated, but the gate is open".
+ */
+@Param(name = "tid", gen = ThreadIdGen.class)
+public class PredicateGateLincheckTest {
+    static final int THRESHOLD = 2;
+
+    private final AtomicInteger level = new AtomicInteger();
+    private final AtomicInteger evaluating = new AtomicInteger();
+    private volatile boolean poisoned;
+    private volatile String overlap;
+    private final PredicateGate gate = new PredicateGate(this::predicate);
+    private final GateProbe probe = new GateProbe(gate,
+            () -> level.get() >= THRESHOLD ? null : "at level " + level.get());
+
+    /** Creates the gate and its probe. */
+    public PredicateGateLincheckTest() {}
+
+    private boolean predicate() {
+        if (evaluating.getAndIncrement() != 0) {
+            overlap = "the predicate ran concurrently with itself";
+        }
+        try {
+            if (poisoned) {
+                throw new IllegalArgumentException("poisoned");
+            }
+            return level.get() >= THRESHOLD;
+        } finally {
+            evaluating.decrementAndGet();
+        }
+    }
+
+    /** Raises the level the predicate reads, then tells the gate. */
+    @Operation
+    public void raise() {
+        level.incrementAndGet();
+        update();
+    }
+
+    /** Makes the predicate throw from now on, then tells the gate. */
+    @Operation
+    public void poison() {
+        poisoned = true;
+        update();
+    }
+
+    private void update() {
+        try {
+            gate.update();
+        } catch (IllegalStateException e) {
+            if (!(e.getCause() instanceof IllegalArgumentException) || !poisoned) {
+                throw new AssertionError("update threw without a poisoned predicate", e);
+            }
+        }
+    }
+
+    /** The try door with a work that records its admission. */
+    @Operation
+    public void tryWithin() {
+        probe.tryWithin();
+    }
+
+    /** Starts an acquisition and keeps it as this thread's latest waiter. */
+    @Operation
+    public void acquire(@Param(name = "tid") int tid) {
+        probe.acquire(tid);
+    }
+
+    /** Starts a within whose work records its admission. */
+    @Operation
+    public void within(@Param(name = "tid") int tid) {
+        probe.within(tid);
+    }
+
+    /** Cancels this thread's latest waiter. */
+    @Operation
+    public void cancel(@Param(name = "tid") int tid) {
+        probe.cancel(tid);
+    }
+
+    /** Exits one admission this thread holds. */
+    @Operation
+    public void release(@Param(name = "tid") int tid) {
+        probe.release(tid);
+    }
+
+    /** Closes the gate. */
+    @Operation
+    public void close() {
+        probe.close();
+    }
+
+    /** After each run: the checks of {@link GateProbe#validate}. */
+    @Validate
+    public void validate() {
+        if (overlap != null) {
+            throw new AssertionError(overlap);
+        }
+        if (poisoned && !gate.isClosed()) {
+            throw new AssertionError("the predicate was poisoned and updated, but the gate is open");
+        }
+        probe.validate(level.get() >= THRESHOLD && !gate.isClosed(), gate::admittedSnapshot);
+    }
+
+    @Test
+    void modelChecking() {
+        run(new ModelCheckingOptions(), "modelChecking", 2, 150);
+    }
+
+    @Test
+    @Tag("stress")
+    void stress() {
+        run(new StressOptions(), "stress", 3, 300);
+    }
+
+    @Test
+    @Tag("long")
+    void modelCheckingLong() {
+        run(new ModelCheckingOptions(), "modelCheckingLong", 30, 1000);
+    }
+
+    private static void run(Options<?, ?> options, String mode, int iterations, int invocations) {
+        long start = System.nanoTime();
+        options.addCustomScenario(raiseRacingCancelAndClose())
+                .addCustomScenario(racingUpdates())
+                .addCustomScenario(poisonRacingRaise())
+                .iterations(Stress.scaled(iterations))
+                .invocationsPerIteration(invocations)
+                .threads(3)
+                .actorsPerThread(3)
+                .actorsBefore(2)
+                .actorsAfter(1);
+        options.check(PredicateGateLincheckTest.class);
+        LincheckSupport.report(PredicateGateLincheckTest.class, mode, start);
+    }
+
+    /**
+     * Two waiters queued at level 0 (one raise before); the raise that makes the predicate true
+     * races the cancel of one waiter, a close and a new entry that evaluates the predicate itself.
+     */
+    static ExecutionScenario raiseRacingCancelAndClose() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.initial(t -> {
+                t.actor(op("acquire"), 1);
+                t.actor(op("within"), 2);
+                t.actor(op("raise"));
+                return Unit.INSTANCE;
+            });
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("raise"));
+                    t.actor(op("release"), 1);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("cancel"), 1);
+                    t.actor(op("close"));
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("within"), 3);
+                    t.actor(op("tryWithin"));
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
+    /** Two raises from two threads (each update may be left to the other's drain) racing entries. */
+    static ExecutionScenario racingUpdates() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("acquire"), 1);
+                    t.actor(op("raise"));
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("within"), 2);
+                    t.actor(op("raise"));
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("within"), 3);
+                    t.actor(op("release"), 1);
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
+    /** A poisoned update racing a raise and an entry: the waiters are resolved, never left waiting. */
+    static ExecutionScenario poisonRacingRaise() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.initial(t -> {
+                t.actor(op("within"), 1);
+                t.actor(op("raise"));
+                return Unit.INSTANCE;
+            });
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("poison"));
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("raise"));
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("acquire"), 3);
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
+    private static KFunction<?> op(String name) {
+        return LincheckSupport.op(PredicateGateLincheckTest.class, name);
+    }
+}

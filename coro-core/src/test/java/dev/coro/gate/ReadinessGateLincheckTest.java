@@ -1,0 +1,185 @@
+package dev.coro.gate;
+
+import dev.coro.LincheckSupport;
+import dev.coro.Stress;
+import kotlin.Unit;
+import kotlin.reflect.KFunction;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
+import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Options;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lincheck explores {@link ReadinessGate} in model-checking and stress modes, with the admission
+ * invariant as the checked state (see {@link GateProbe}; as in CapacityGateLincheckTest the
+ * operations answer nothing, because which thread admits a waiter is not a function of the
+ * sequential history). Checked at every admission in every explored interleaving: nothing is
+ * admitted before {@code setReady()} has been called, and nothing started after a {@code close()}
+ * returned is admitted. Checked after each run: no waiter waits once the gate is ready (the signal
+ * is never missed) or closed, cancelled waiters have ended, the gate's admission count is exact.
+ *
+ * <p>Mutation-checked: with {@code ruleTryEnter} admitting regardless of {@code ready}, the model
+ * checker reports "within admitted before setReady()"; with {@code ruleSignal} setting {@code ready}
+ * only when two signals were coalesced, "missed signal: the condition holds and thread 2's waiter
+ * waits".
+ */
+@Param(name = "tid", gen = ThreadIdGen.class)
+public class ReadinessGateLincheckTest {
+    private final ReadinessGate gate = new ReadinessGate();
+    private volatile boolean readyCalled;
+    private final GateProbe probe = new GateProbe(gate,
+            () -> readyCalled ? null : "before setReady()");
+
+    /** Creates the gate and its probe. */
+    public ReadinessGateLincheckTest() {}
+
+    /** Establishes readiness (recording first that it was called). */
+    @Operation
+    public void setReady() {
+        readyCalled = true;
+        gate.setReady();
+    }
+
+    /** The try door with a work that records its admission. */
+    @Operation
+    public void tryWithin() {
+        probe.tryWithin();
+    }
+
+    /** Starts an acquisition and keeps it as this thread's latest waiter. */
+    @Operation
+    public void acquire(@Param(name = "tid") int tid) {
+        probe.acquire(tid);
+    }
+
+    /** Starts a within whose work records its admission. */
+    @Operation
+    public void within(@Param(name = "tid") int tid) {
+        probe.within(tid);
+    }
+
+    /** Cancels this thread's latest waiter. */
+    @Operation
+    public void cancel(@Param(name = "tid") int tid) {
+        probe.cancel(tid);
+    }
+
+    /** Exits one admission this thread holds. */
+    @Operation
+    public void release(@Param(name = "tid") int tid) {
+        probe.release(tid);
+    }
+
+    /** Closes the gate. */
+    @Operation
+    public void close() {
+        probe.close();
+    }
+
+    /** After each run: the checks of {@link GateProbe#validate}. */
+    @Validate
+    public void validate() {
+        probe.validate(readyCalled && !gate.isClosed(), gate::admittedSnapshot);
+    }
+
+    @Test
+    void modelChecking() {
+        run(new ModelCheckingOptions(), "modelChecking", 2, 150);
+    }
+
+    @Test
+    @Tag("stress")
+    void stress() {
+        run(new StressOptions(), "stress", 3, 300);
+    }
+
+    @Test
+    @Tag("long")
+    void modelCheckingLong() {
+        run(new ModelCheckingOptions(), "modelCheckingLong", 30, 1000);
+    }
+
+    private static void run(Options<?, ?> options, String mode, int iterations, int invocations) {
+        long start = System.nanoTime();
+        options.addCustomScenario(setReadyRacingCancelAndClose())
+                .addCustomScenario(setReadyRacingEntries())
+                .iterations(Stress.scaled(iterations))
+                .invocationsPerIteration(invocations)
+                .threads(3)
+                .actorsPerThread(3)
+                .actorsBefore(2)
+                .actorsAfter(1);
+        options.check(ReadinessGateLincheckTest.class);
+        LincheckSupport.report(ReadinessGateLincheckTest.class, mode, start);
+    }
+
+    /**
+     * Two waiters queued before readiness; setReady races the cancel of one, a close and a new
+     * entry: the signal applied by another owner, the admit racing the cancel, close racing the
+     * admissions.
+     */
+    static ExecutionScenario setReadyRacingCancelAndClose() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.initial(t -> {
+                t.actor(op("acquire"), 1);
+                t.actor(op("within"), 2);
+                return Unit.INSTANCE;
+            });
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("setReady"));
+                    t.actor(op("release"), 1);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("cancel"), 1);
+                    t.actor(op("close"));
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("within"), 3);
+                    t.actor(op("tryWithin"));
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
+    /** setReady racing entries on the fast path and pushes that the owner's re-check must see. */
+    static ExecutionScenario setReadyRacingEntries() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("acquire"), 1);
+                    t.actor(op("setReady"));
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("within"), 2);
+                    t.actor(op("acquire"), 2);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("setReady"));
+                    t.actor(op("tryWithin"));
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
+    private static KFunction<?> op(String name) {
+        return LincheckSupport.op(ReadinessGateLincheckTest.class, name);
+    }
+}
