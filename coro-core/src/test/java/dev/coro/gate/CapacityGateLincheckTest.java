@@ -45,7 +45,7 @@ import org.junit.jupiter.api.Test;
  * </ul>
  *
  * <p><b>Operations.</b> {@code tryAcquire} is the tryWithin door's decision ({@link
- * AdmissionGate#tryEnterNow()}); {@code acquire} starts {@code gate.acquire()} (inline scheduler) and
+ * AdmissionGate#tryEnterNow(int)}); {@code acquire} starts {@code gate.acquire()} (inline scheduler) and
  * keeps the waiter; {@code cancel} cancels the thread's latest waiter; {@code release} exits one
  * admission that the thread holds (the admissions of a thread's waiters are its own, wherever they
  * resumed); {@code close} closes the gate.
