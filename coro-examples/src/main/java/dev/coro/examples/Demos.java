@@ -1,8 +1,10 @@
 package dev.coro.examples;
 
+import dev.coro.examples.gates.GatesTour;
 import dev.coro.examples.io.EchoClient;
 import dev.coro.examples.io.FizzBuzz;
 import dev.coro.examples.pool.PoolDemo;
+import dev.coro.scheduler.WorkStealingPool;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,6 +22,11 @@ public final class Demos {
         demos.put("pool", () -> new PoolDemo(System.out, Duration.ofMillis(20)).runAll());
         demos.put("fizzbuzz", () -> new FizzBuzz(System.out, Duration.ofMillis(100)).run());
         demos.put("echo", () -> EchoClient.demo(System.out));
+        demos.put("gates", () -> {
+            try (WorkStealingPool pool = WorkStealingPool.create(8, "gates")) {
+                new GatesTour(System.out, pool).runAll();
+            }
+        });
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: all)");
             return;
