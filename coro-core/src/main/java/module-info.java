@@ -4,7 +4,7 @@
  * <p>Exported packages:
  * <ul>
  *   <li>{@link dev.coro.cancel}: cancellation sources and tokens;</li>
- *   <li>{@link dev.coro.gate}: the gates of P4215 (serial, capacity) on one admission engine;</li>
+ *   <li>{@link dev.coro.gate}: the gates of P4215 (serial, read-write, capacity, readiness, completion, phase) on one admission engine;</li>
  *   <li>{@link dev.coro.scheduler}: schedulers (work-stealing pool, inline, executor adapter) with timers;</li>
  *   <li>{@link dev.coro.task}: lazy tasks, their composition, contexts and scopes;</li>
  *   <li>{@link dev.coro.sync}: the seeds' {@code Event} and {@code AsyncMutex};</li>

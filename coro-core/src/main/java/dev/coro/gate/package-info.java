@@ -1,11 +1,21 @@
 /**
  * The gates of paper P4215: shared objects that impose a non-local concurrency constraint on the
- * work that passes through them, on one admission engine. {@link dev.coro.gate.SerialGate} admits
- * one operation at a time, {@link dev.coro.gate.CapacityGate} at most k. Work enters with
- * {@code within(task)} and leaves when it completes, on every completion path;
- * {@code tryWithin(task)} runs it only if admission is immediate, else completes cancelled;
- * {@code call(callable)} is the blocking door for plain and virtual threads; {@code close()} cancels
- * waiters and later acquisitions, and {@code closeAndCheck()} is the Java form of the paper's
- * destruction rule.
+ * work that passes through them, all on one admission engine. {@link dev.coro.gate.SerialGate}
+ * admits one operation at a time, {@link dev.coro.gate.ReadWriteGate} any number of readers together
+ * or one writer alone (strict FIFO: a waiting writer is never bypassed by later readers), and
+ * {@link dev.coro.gate.CapacityGate} at most k. {@link dev.coro.gate.ReadinessGate} holds work back
+ * until {@code setReady()} establishes readiness; {@link dev.coro.gate.PredicateGate} admits while a
+ * predicate over shared state is true, re-checked on {@code update()} and evaluated only under the
+ * gate's ownership; {@link dev.coro.gate.CompletionGate} admits once {@code n} contributions have
+ * arrived ({@code arrive()}, or {@code contribute(task)}). {@link dev.coro.gate.PhaseGate} is a
+ * barrier: {@code arriveAndWait(work)} admits a participant's next-phase work once all n
+ * participants have arrived and every work of the previous phase has ended; a participant that is
+ * cancelled or whose work fails breaks (closes) the gate, so no one waits for ever.
+ *
+ * <p>Work enters with {@code within(task)} (or a gate's named door) and leaves when it completes, on
+ * every completion path; {@code tryWithin(task)} runs it only if admission is immediate, else
+ * completes cancelled; {@code call(callable)} is the blocking door for plain and virtual threads;
+ * {@code close()} cancels waiters and later acquisitions, and {@code closeAndCheck()} is the Java form
+ * of the paper's destruction rule.
  */
 package dev.coro.gate;
