@@ -45,9 +45,17 @@ public final class Compare {
 
     /**
      * A workload: its benchmark class, the {@code @Param}s whose product is its item count (none: one
-     * item per operation), its implementations.
+     * item per operation), its implementations, and the implementation that runs the same work with
+     * no synchronization at all (null if none): with one, the table also prints each other
+     * implementation's overhead per item (its time per item minus that one's) and Coro's overhead
+     * over each peer's.
      */
-    record Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls) {
+    record Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls,
+            String workAlone) {
+        Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls) {
+            this(type, label, itemParams, itemName, impls, null);
+        }
+
         /** Items in one operation of {@code r}. */
         long items(RunResult r) {
             long n = 1;
@@ -79,7 +87,11 @@ public final class Compare {
             new Workload(MutexUncontended.class, "mutex-uncontended", List.of("ops"), "lock",
                     List.of("coro", "coroNoLock", "reentrantLock", "kotlinx")),
             new Workload(LoopHandoff.class, "loop-ping-pong", List.of("rounds"), "round trip",
-                    List.of("coro", "coroTwoLoops", "kotlinxOneThread")));
+                    List.of("coro", "coroTwoLoops", "kotlinxOneThread")),
+            new Workload(GateCapacity.class, "gate-capacity", List.of("tasks"), "task",
+                    List.of("coro", "kotlinx", "bulkheadVt", "semaphoreVt", "workAlone", "workSerial"), "workAlone"),
+            new Workload(GateSerial.class, "gate-serial", List.of("tasks", "locks"), "entry",
+                    List.of("coro", "coroMutex", "kotlinx")));
 
     private Compare() {}
 
@@ -269,9 +281,47 @@ public final class Compare {
                             Double.isNaN(errPerItem) ? "n/a" : String.format(Locale.ROOT, "%.1f", errPerItem),
                             String.format(Locale.ROOT, "%,.0f", 1e9 / nsPerItem), ratio));
                 }
+                if (w.workAlone() != null) {
+                    overhead(out, w, group, selected);
+                }
             }
         }
         return out.toString();
+    }
+
+    /**
+     * The overhead rows of a workload with a work-alone implementation: per other implementation
+     * (not the work alone, nor one whose name starts with "work"), its time per item minus the work
+     * alone's, and Coro's overhead over the peer's.
+     */
+    private static void overhead(StringBuilder out, Workload w, Map<String, RunResult> group, List<String> selected) {
+        RunResult alone = group.get(w.workAlone());
+        if (alone == null) {
+            out.append(String.format(Locale.ROOT, "%-17s overhead per %s: n/a (no %s result)%n",
+                    w.label(), w.itemName(), w.workAlone()));
+            return;
+        }
+        double aloneNs = nsPerItem(w, alone);
+        RunResult base = group.get(BASELINE);
+        double baseOverhead = base == null ? Double.NaN : nsPerItem(w, base) - aloneNs;
+        for (String impl : selected) {
+            RunResult r = group.get(impl);
+            if (r == null || impl.startsWith("work")) {
+                continue;
+            }
+            double overhead = nsPerItem(w, r) - aloneNs;
+            String ratio = impl.equals(BASELINE) ? "baseline"
+                    : Double.isNaN(baseOverhead) ? "coro/" + impl + " = n/a (no coro result)"
+                    : String.format(Locale.ROOT, "overhead coro/%s = %.2fx", impl, baseOverhead / overhead);
+            out.append(String.format(Locale.ROOT, "%-17s %-20s overhead = ns/%s - %s = %8.1f ns   %s%n",
+                    w.label(), impl, w.itemName().replace(' ', '-'), w.workAlone(), overhead, ratio));
+        }
+    }
+
+    /** Nanoseconds per item of {@code r}. */
+    private static double nsPerItem(Workload w, RunResult r) {
+        Result<?> primary = r.getPrimaryResult();
+        return toNanos(primary.getScore(), primary.getScoreUnit()) / w.items(r);
     }
 
     /** JMH's own selection rule: some include regex is found in the name, and no exclude regex is. */
