@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.internal.FastPath;
+import dev.coro.internal.Trampoline;
 import dev.coro.internal.WaitNode;
 import dev.coro.internal.WaitQueue;
 import dev.coro.task.Completer;
@@ -62,6 +63,8 @@ abstract class AdmissionGate {
      *       otherwise admit from the taken list while the rule allows (skip settled waiters, abandon
      *       those whose token fired); when the taken list is empty and the rule still has room, take
      *       the intake (exchange OPEN) into the taken list and go on; then release ownership.
+     *       Before its first admit or abandon, a drain on a thread that runs no trampoline item
+     *       moves into the thread's trampoline, still owning (part 8).
      *    admit(w):        ruleTryEnter(w.kind), then w.admit(null); if w.admit fails (cancelled
      *       meanwhile), ruleUndo(kind): by default the permit goes back at once, to the next waiter
      *       in the same loop; a rule may do more (a phase gate closes: its phase cannot complete).
@@ -122,9 +125,21 @@ abstract class AdmissionGate {
      *    step (the task ends cancelled). tryWithin's body: if its admission succeeds but its
      *    completer was cancelled meanwhile (complete returns false), it releases at once.
      *
-     * 8. Resumption. node.admit resumes the waiter on its own scheduler (Resume.dispatch): inline
-     *    through the trampoline when the owner's thread already runs that scheduler, else by
-     *    submission. A waiter resumed inline while the owner still owns is harmless: its release
+     * 8. Resumption. node.admit (and node.abandon) resumes the waiter on its own scheduler
+     *    (Resume.dispatch): inline through the thread's trampoline when the owner's thread already
+     *    runs that scheduler, else by submission. An inline resumption must not run inside the
+     *    drain: the owner would keep ownership for the whole run of the admitted work, the other
+     *    threads' fast paths would fail (owner busy) and queue, and the owner's thread would end up
+     *    running all the admitted work while the others only queue (measured before this rule: up
+     *    to 98 % of 100,000 capacity-4 tasks ran on one of two workers). So a drain about to admit
+     *    or abandon a waiter, on a thread that runs no trampoline item, first re-enters itself as
+     *    the outermost trampoline item (InTrampoline; still owning, nothing of that step done yet):
+     *    the waiters it resumes inline then queue behind it and run on that thread once it has
+     *    released ownership, before the call that drained returns. On a thread that already runs a
+     *    trampoline item (such as a waiter resumed that way, now releasing) they queue behind that
+     *    item anyway. Decisions, admit CASes and their order are unchanged; only where resumed work
+     *    runs moves. A waiter that still runs inside an owner (admitted outside the trampoline by a
+     *    rule whose ruleTryEnter admits although its ruleCanEnter said no) is harmless: its release
      *    finds owner == 1, adds to pendingReleases and returns; the owner applies it in the same
      *    loop (no recursion into the owner state, bounded stack).
      *
@@ -375,12 +390,30 @@ abstract class AdmissionGate {
 
     /**
      * Owner only: drains until nothing is left to do, releases ownership with the re-check of
-     * overview 5, and returns the admitted count seen under ownership if {@code count}.
+     * overview 5, and returns the admitted count seen under ownership if {@code count}. Waiters it
+     * resumes run after it has released ownership (overview 8).
      */
     private int drainAndRelease(boolean count) {
+        return drain(count, false);
+    }
+
+    /**
+     * Owner only: {@link #drainAndRelease}; {@code deferred}: this thread runs a trampoline item, so
+     * resumptions queue behind it. If not, the first resumption moves the rest of the drain into the
+     * trampoline ({@link InTrampoline}), still under ownership.
+     */
+    private int drain(boolean count, boolean deferred) {
         int admitted = 0;
         for (;;) {
-            boolean room = drainOnce();
+            int done = drainOnce(deferred);
+            if (done == RESUME) { // not deferred, and about to resume a waiter
+                int inside = InTrampoline.drain(this, count);
+                if (inside != InTrampoline.ALREADY_INSIDE) {
+                    return inside; // drained and released inside the trampoline
+                }
+                deferred = true; // a trampoline item runs on this thread: resumptions queue behind it
+                continue;
+            }
             if (count) {
                 admitted = ruleAdmitted();
                 count = false;
@@ -388,7 +421,7 @@ abstract class AdmissionGate {
             owner = 0; // release: publishes the plain state to the next owner
             if (pendingReleases == 0 && pendingSignals == 0 && pendingCancels == 0
                     && !(closeRequested && queue.state() != CLOSED)
-                    && !(room && queue.hasWaiters())) {
+                    && !(done == ROOM && queue.hasWaiters())) {
                 return admitted;
             }
             if (!tryOwn()) {
@@ -397,18 +430,31 @@ abstract class AdmissionGate {
         }
     }
 
-    /** Owner only: one pass; returns whether the taken list is empty and the rule has room. */
-    private boolean drainOnce() {
+    /** drainOnce's answers: the taken list is empty and the rule has room, or not; or see RESUME. */
+    private static final int NO_ROOM = 0, ROOM = 1;
+    /** drainOnce's answer when it would resume a waiter (admit or abandon) outside a trampoline. */
+    private static final int RESUME = 2;
+
+    /**
+     * Owner only: one pass; returns {@link #ROOM} if the taken list is empty and the rule has room,
+     * {@link #NO_ROOM} otherwise, or, if not {@code deferred}, {@link #RESUME} before it would
+     * admit or abandon a waiter (changing nothing of that step).
+     */
+    private int drainOnce(boolean deferred) {
         for (;;) {
             applyRequests(); // admitted work resumed inline may have released, signalled or arrived
             if (closeRequested && queue.state() != CLOSED) {
+                if (!deferred) {
+                    return RESUME; // abandoning resumes the waiters
+                }
                 abandonAll(queue.drain(queue.exchange(CLOSED))); // I4
-                return false;
+                return NO_ROOM;
             }
             WaitNode w = head;
             if (w == null) {
                 if (!queue.hasWaiters() || !ruleCanEnter()) {
-                    return ruleCanEnter(); // I5: waiters the rule cannot admit stay in the intake
+                    // I5: waiters the rule cannot admit stay in the intake
+                    return ruleCanEnter() ? ROOM : NO_ROOM;
                 }
                 // I5: the list is empty, so the taken waiters are the whole list. Not CLOSED: close
                 // is applied only above. May take OPEN back if the only waiter popped itself.
@@ -420,13 +466,19 @@ abstract class AdmissionGate {
                 continue;
             }
             if (w.isCancelRequested()) {
+                if (!deferred) {
+                    return RESUME;
+                }
                 popHead(w);
                 w.abandon(); // do not admit a task that is being cancelled
                 continue;
             }
+            if (!deferred && ruleCanEnter()) {
+                return RESUME; // the rule may admit it (if not, the trampoline was not needed)
+            }
             int kind = w.kind();
             if (!ruleTryEnter(kind)) {
-                return false; // I2: the oldest waiter blocks the younger ones
+                return NO_ROOM; // I2: the oldest waiter blocks the younger ones
             }
             popHead(w);
             if (!w.admit(null)) {
@@ -456,6 +508,61 @@ abstract class AdmissionGate {
     /** Snapshot for monitoring: the released-count word given back but not yet applied by an owner. */
     final long pendingReleasesSnapshot() {
         return pendingReleases;
+    }
+
+    /**
+     * An owner's drain run as the outermost item of its thread's {@link Trampoline} (overview 8): the
+     * waiters it admits or abandons resume inline through that trampoline, so they queue behind the
+     * drain and run once it has released ownership, instead of running inside it while it owns. One
+     * per thread, reused.
+     */
+    private static final class InTrampoline implements Runnable {
+        /** {@link #drain}'s answer when a trampoline item already runs on this thread. */
+        static final int ALREADY_INSIDE = -1;
+
+        private static final ThreadLocal<InTrampoline> CURRENT = ThreadLocal.withInitial(InTrampoline::new);
+
+        /** Whether this thread is inside a {@link Trampoline#run} that {@link #drain} started. */
+        private boolean active;
+        /** The gate to drain, set only within one call of {@link #drain}; null once taken. */
+        private AdmissionGate gate;
+        private boolean count;
+        private int admitted;
+
+        /**
+         * Owner only: drains {@code gate} as the outermost trampoline item and returns its admitted
+         * count (see drainAndRelease), or {@link #ALREADY_INSIDE}, having done nothing, if this
+         * thread already runs a trampoline item: resumptions then queue behind that one anyway.
+         */
+        static int drain(AdmissionGate gate, boolean count) {
+            InTrampoline d = CURRENT.get();
+            if (d.active) {
+                return ALREADY_INSIDE; // a waiter resumed behind an earlier drain, now releasing
+            }
+            d.gate = gate;
+            d.count = count;
+            d.active = true;
+            try {
+                Trampoline.run(d, null); // runs d now, then whatever it resumed; or queues d
+            } finally {
+                d.active = false;
+            }
+            if (d.gate == null) {
+                return d.admitted;
+            }
+            d.gate = null; // queued behind another trampoline item: the entry will find no gate
+            return ALREADY_INSIDE;
+        }
+
+        @Override
+        public void run() {
+            AdmissionGate g = gate;
+            if (g != null) { // null: an entry queued behind another item; its caller drained itself
+                boolean c = count;
+                gate = null;
+                admitted = g.drain(c, true);
+            }
+        }
     }
 
     /** The body of the waiting door: the run loop tries {@link #tryNow} first, then queues the step. */
