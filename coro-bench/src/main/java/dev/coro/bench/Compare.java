@@ -45,15 +45,16 @@ public final class Compare {
 
     /**
      * A workload: its benchmark class, the {@code @Param}s whose product is its item count (none: one
-     * item per operation), its implementations, and the implementation that runs the same work with
-     * no synchronization at all (null if none): with one, the table also prints each other
-     * implementation's overhead per item (its time per item minus that one's) and Coro's overhead
-     * over each peer's.
+     * item per operation), its implementations, and the implementation that runs the same work on
+     * Coro with no synchronization at all (null if none), with the same for the other runtimes
+     * ({@code ownWorkAlone}: implementation to its runtime's work alone). With a work alone, the table
+     * also prints each other implementation's overhead per item (its time per item minus the Coro
+     * work alone's, and minus its own runtime's) and Coro's overhead over each peer's.
      */
     record Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls,
-            String workAlone) {
+            String workAlone, Map<String, String> ownWorkAlone) {
         Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls) {
-            this(type, label, itemParams, itemName, impls, null);
+            this(type, label, itemParams, itemName, impls, null, Map.of());
         }
 
         /** Items in one operation of {@code r}. */
@@ -89,7 +90,10 @@ public final class Compare {
             new Workload(LoopHandoff.class, "loop-ping-pong", List.of("rounds"), "round trip",
                     List.of("coro", "coroTwoLoops", "kotlinxOneThread")),
             new Workload(GateCapacity.class, "gate-capacity", List.of("tasks"), "task",
-                    List.of("coro", "kotlinx", "bulkheadVt", "semaphoreVt", "workAlone", "workSerial"), "workAlone"),
+                    List.of("coro", "kotlinx", "bulkheadVt", "semaphoreVt", "workAlone", "kotlinxWorkAlone",
+                            "vtWorkAlone", "workSerial"),
+                    "workAlone", Map.of("kotlinx", "kotlinxWorkAlone", "bulkheadVt", "vtWorkAlone",
+                            "semaphoreVt", "vtWorkAlone")),
             new Workload(GateSerial.class, "gate-serial", List.of("tasks", "locks"), "entry",
                     List.of("coro", "coroMutex", "kotlinx")));
 
@@ -290,32 +294,45 @@ public final class Compare {
     }
 
     /**
-     * The overhead rows of a workload with a work-alone implementation: per other implementation
-     * (not the work alone, nor one whose name starts with "work"), its time per item minus the work
-     * alone's, and Coro's overhead over the peer's.
+     * The overhead rows of a workload with a work alone: per implementation that is not a work alone
+     * (nor the calibration, whose name starts with "work"), its time per item minus the Coro work
+     * alone's, and minus its own runtime's work alone (the same for Coro), each with Coro's overhead
+     * over the peer's.
      */
     private static void overhead(StringBuilder out, Workload w, Map<String, RunResult> group, List<String> selected) {
-        RunResult alone = group.get(w.workAlone());
-        if (alone == null) {
-            out.append(String.format(Locale.ROOT, "%-17s overhead per %s: n/a (no %s result)%n",
-                    w.label(), w.itemName(), w.workAlone()));
-            return;
-        }
-        double aloneNs = nsPerItem(w, alone);
-        RunResult base = group.get(BASELINE);
-        double baseOverhead = base == null ? Double.NaN : nsPerItem(w, base) - aloneNs;
+        out.append(String.format(Locale.ROOT, "%s: overhead per %s = ns/%s minus the ns/%s of the same tasks "
+                + "with no gate, on Coro (%s) and on the implementation's own runtime%n",
+                w.label(), w.itemName(), w.itemName(), w.itemName(), w.workAlone()));
+        out.append(String.format(Locale.ROOT, "%-17s %-20s %12s   %-26s %12s   %-26s %s%n", "workload", "implementation",
+                "- " + w.workAlone(), "ratio", "- own", "ratio", "own work alone"));
+        double coroAlone = nsPerItemOf(w, group, w.workAlone());
+        double baseOverhead = nsPerItemOf(w, group, BASELINE) - coroAlone;
         for (String impl : selected) {
-            RunResult r = group.get(impl);
-            if (r == null || impl.startsWith("work")) {
+            if (impl.startsWith("work") || w.ownWorkAlone().containsValue(impl) || !group.containsKey(impl)) {
                 continue;
             }
-            double overhead = nsPerItem(w, r) - aloneNs;
-            String ratio = impl.equals(BASELINE) ? "baseline"
-                    : Double.isNaN(baseOverhead) ? "coro/" + impl + " = n/a (no coro result)"
-                    : String.format(Locale.ROOT, "overhead coro/%s = %.2fx", impl, baseOverhead / overhead);
-            out.append(String.format(Locale.ROOT, "%-17s %-20s overhead = ns/%s - %s = %8.1f ns   %s%n",
-                    w.label(), impl, w.itemName().replace(' ', '-'), w.workAlone(), overhead, ratio));
+            String own = w.ownWorkAlone().getOrDefault(impl, w.workAlone());
+            double ns = nsPerItemOf(w, group, impl);
+            double overhead = ns - coroAlone;
+            double ownOverhead = ns - nsPerItemOf(w, group, own);
+            out.append(String.format(Locale.ROOT, "%-17s %-20s %9.1f ns   %-26s %9.1f ns   %-26s %s%n",
+                    w.label(), impl, overhead, overheadRatio(impl, baseOverhead, overhead), ownOverhead,
+                    overheadRatio(impl, baseOverhead, ownOverhead), own)); // Coro's own is workAlone
         }
+    }
+
+    private static String overheadRatio(String impl, double coro, double peer) {
+        if (impl.equals(BASELINE)) {
+            return "baseline";
+        }
+        return Double.isNaN(coro) || Double.isNaN(peer) ? "coro/" + impl + " = n/a"
+                : String.format(Locale.ROOT, "coro/%s = %.2fx", impl, coro / peer);
+    }
+
+    /** Nanoseconds per item of {@code impl} in {@code group}, NaN if it has no result. */
+    private static double nsPerItemOf(Workload w, Map<String, RunResult> group, String impl) {
+        RunResult r = group.get(impl);
+        return r == null ? Double.NaN : nsPerItem(w, r);
     }
 
     /** Nanoseconds per item of {@code r}. */

@@ -37,10 +37,13 @@ import org.openjdk.jmh.infra.Blackhole;
  * After every operation the adder must read exactly {@link #tasks} and the gate must have all its
  * permits free again.
  *
- * <p>{@link #workAlone} runs the same tasks with no gate on the Coro pool: a gate's own overhead per
- * task is its {@code ns/item} minus that one (the table prints it). {@link #workSerial} runs the
- * work {@link #tasks} times in a plain loop on the benchmark thread: its {@code ns/item} is the
- * work's own duration, the calibration of {@link #tokens} (about 1,000 ns).
+ * <p>{@link #workAlone} runs the same tasks with no gate on the Coro pool: a gate's overhead per task
+ * is its {@code ns/item} minus that one (the table prints it). Since the runtimes also differ in what
+ * a task costs without any gate, {@link #kotlinxWorkAlone} and {@link #vtWorkAlone} do the same on
+ * kotlinx and on virtual threads, and the table prints each gate's overhead over its own runtime's
+ * work alone too. {@link #workSerial} runs the work {@link #tasks} times in a plain loop on the
+ * benchmark thread: its {@code ns/item} is the work's own duration, the calibration of
+ * {@link #tokens} (about 1,000 ns).
  *
  * <p>With two workers and four permits the gate is rarely full (only admitted work that has been
  * handed over but not yet resumed holds a permit without running), so this measures the admission
@@ -175,6 +178,39 @@ public class GateCapacity {
             Watchdog.end();
         }
         return check(available, "Semaphore.availablePermits");
+    }
+
+    /**
+     * The work alone on kotlinx: {@code runBlocking(dispatcher) { repeat(tasks) { launch {
+     * work.run() } } }}, no semaphore.
+     *
+     * @param kx the dispatcher
+     * @return the tasks that ran
+     */
+    @Benchmark
+    public long kotlinxWorkAlone(Pools.Kotlinx kx) {
+        ran.reset();
+        Watchdog.begin("GateCapacity.kotlinxWorkAlone");
+        try {
+            KotlinxGatePeers.kotlinxWorkAlone(tasks, work, kx.dispatcher);
+        } finally {
+            Watchdog.end();
+        }
+        return check(permits, "(no gate)");
+    }
+
+    /**
+     * The work alone on virtual threads: one virtual thread per task runs the work, no semaphore. Two
+     * carriers.
+     *
+     * @param vt checks the carrier count
+     * @return the tasks that ran
+     * @throws InterruptedException if interrupted
+     */
+    @Benchmark
+    public long vtWorkAlone(Pools.Virtual vt) throws InterruptedException {
+        virtualThreads(work, "GateCapacity.vtWorkAlone");
+        return check(permits, "(no gate)");
     }
 
     /**

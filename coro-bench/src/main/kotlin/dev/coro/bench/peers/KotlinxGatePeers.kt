@@ -29,3 +29,15 @@ fun kotlinxSemaphoreCapacity(tasks: Int, permits: Int, work: Runnable, dispatche
     }
     return semaphore.availablePermits
 }
+
+/**
+ * gate-capacity, the work alone on kotlinx: the same [tasks] coroutines running [work] with no
+ * semaphore, so that the semaphore's own overhead is kotlinx's time minus this one.
+ */
+fun kotlinxWorkAlone(tasks: Int, work: Runnable, dispatcher: CoroutineDispatcher) {
+    runBlocking(dispatcher) {
+        repeat(tasks) {
+            launch { work.run() }
+        }
+    }
+}
