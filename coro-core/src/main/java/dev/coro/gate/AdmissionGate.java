@@ -35,6 +35,8 @@ abstract class AdmissionGate {
      *    head (plain WaitNode): the taken list, waiters moved from the intake in arrival order
      *      (WaitQueue.drain), oldest first, linked through WaitQueue.next; kept across owners. It
      *      is refilled only when empty (I5), so it needs no tail: a take is the whole new list.
+     *    admitting (plain WaitNode): a waiter the rule has admitted whose admit CAS the same owner
+     *      makes next, from the trampoline (part 8); null otherwise. Owner only.
      *    pendingReleases (volatile long): releases by admitted work that could not take ownership
      *      (getAndAdd), kind k counted at bits 32k..32k+31; the next owner applies it to the rule.
      *    pendingSignals (volatile int): signals (readiness, arrivals) sent by threads that could not
@@ -63,8 +65,9 @@ abstract class AdmissionGate {
      *       otherwise admit from the taken list while the rule allows (skip settled waiters, abandon
      *       those whose token fired); when the taken list is empty and the rule still has room, take
      *       the intake (exchange OPEN) into the taken list and go on; then release ownership.
-     *       Before its first admit or abandon, a drain on a thread that runs no trampoline item
-     *       moves into the thread's trampoline, still owning (part 8).
+     *       Before its first abandon, and before its first admit CAS unless that admission leaves
+     *       the rule full with one admitted, a drain on a thread that runs no trampoline item moves
+     *       into the thread's trampoline, still owning (part 8).
      *    admit(w):        ruleTryEnter(w.kind), then w.admit(null); if w.admit fails (cancelled
      *       meanwhile), ruleUndo(kind): by default the permit goes back at once, to the next waiter
      *       in the same loop; a rule may do more (a phase gate closes: its phase cannot complete).
@@ -127,21 +130,24 @@ abstract class AdmissionGate {
      *
      * 8. Resumption. node.admit (and node.abandon) resumes the waiter on its own scheduler
      *    (Resume.dispatch): inline through the thread's trampoline when the owner's thread already
-     *    runs that scheduler, else by submission. An inline resumption must not run inside the
-     *    drain: the owner would keep ownership for the whole run of the admitted work, the other
-     *    threads' fast paths would fail (owner busy) and queue, and the owner's thread would end up
-     *    running all the admitted work while the others only queue (measured before this rule: up
-     *    to 98 % of 100,000 capacity-4 tasks ran on one of two workers). So a drain about to admit
-     *    or abandon a waiter, on a thread that runs no trampoline item, first re-enters itself as
-     *    the outermost trampoline item (InTrampoline; still owning, nothing of that step done yet):
-     *    the waiters it resumes inline then queue behind it and run on that thread once it has
-     *    released ownership, before the call that drained returns. On a thread that already runs a
-     *    trampoline item (such as a waiter resumed that way, now releasing) they queue behind that
-     *    item anyway. Decisions, admit CASes and their order are unchanged; only where resumed work
-     *    runs moves. A waiter that still runs inside an owner (admitted outside the trampoline by a
-     *    rule whose ruleTryEnter admits although its ruleCanEnter said no) is harmless: its release
-     *    finds owner == 1, adds to pendingReleases and returns; the owner applies it in the same
-     *    loop (no recursion into the owner state, bounded stack).
+     *    runs that scheduler, else by submission. Inline, and with no trampoline item running on
+     *    the thread, the resumed waiter runs at once, inside the drain, while its thread owns.
+     *    That is right when nobody else could be admitted meanwhile (the admission leaves the rule
+     *    full with this one admitted: a serial gate, a capacity of 1, a writer): the owner then
+     *    runs the admitted work and every later waiter in one loop, their releases are pending
+     *    adds it applies itself (no recursion into the owner state, bounded stack). Otherwise it
+     *    is wrong: the owner would keep ownership for the whole run of the admitted work, the
+     *    other threads' fast paths would fail (owner busy) and queue, and the owner's thread would
+     *    end up running all the admitted work while the others only queue (measured before this
+     *    rule: up to 98 % of 100,000 capacity-4 tasks ran on one of two workers). So then a drain
+     *    about to make that admit CAS (after ruleTryEnter, with the waiter in admitting), or about
+     *    to abandon a waiter, on a thread that runs no trampoline item, first re-enters itself as
+     *    the outermost trampoline item (InTrampoline; still owning; the re-entered pass makes the
+     *    admitting CAS first): the waiters it resumes inline then queue behind it and run on that
+     *    thread once it has released ownership, before the call that drained returns. On a thread
+     *    that already runs a trampoline item (such as a waiter resumed that way, now releasing)
+     *    they queue behind that item anyway. Decisions, admit CASes and their order are the same
+     *    either way; only where the resumed work runs differs.
      *
      * 9. References. Paper P4215 (seed 003): serial_gate, capacity_gate, within(g.acquire(), snd),
      *    try_acquire completing with set_stopped, Destruction; seed 002's unlocker-owned FIFO list;
@@ -164,6 +170,8 @@ abstract class AdmissionGate {
     private volatile boolean closeRequested;
     /** Taken waiters, oldest first, linked through WaitQueue.next; owner only (I1). */
     private WaitNode head;
+    /** Owner only: a waiter admitted by the rule whose admit CAS waits for the trampoline (part 8). */
+    private WaitNode admitting;
 
     AdmissionGate() {}
 
@@ -399,8 +407,9 @@ abstract class AdmissionGate {
 
     /**
      * Owner only: {@link #drainAndRelease}; {@code deferred}: this thread runs a trampoline item, so
-     * resumptions queue behind it. If not, the first resumption moves the rest of the drain into the
-     * trampoline ({@link InTrampoline}), still under ownership.
+     * resumptions queue behind it. If not, the first resumption that must not run inside the drain
+     * (overview 8) moves the rest of the drain into the trampoline ({@link InTrampoline}), still
+     * under ownership.
      */
     private int drain(boolean count, boolean deferred) {
         int admitted = 0;
@@ -432,15 +441,22 @@ abstract class AdmissionGate {
 
     /** drainOnce's answers: the taken list is empty and the rule has room, or not; or see RESUME. */
     private static final int NO_ROOM = 0, ROOM = 1;
-    /** drainOnce's answer when it would resume a waiter (admit or abandon) outside a trampoline. */
+    /** drainOnce's answer when a resumption must move into the trampoline first (overview 8). */
     private static final int RESUME = 2;
 
     /**
-     * Owner only: one pass; returns {@link #ROOM} if the taken list is empty and the rule has room,
-     * {@link #NO_ROOM} otherwise, or, if not {@code deferred}, {@link #RESUME} before it would
-     * admit or abandon a waiter (changing nothing of that step).
+     * Owner only: one pass; first makes the admit CAS of {@code admitting}, if set. Returns
+     * {@link #ROOM} if the taken list is empty and the rule has room, {@link #NO_ROOM} otherwise,
+     * or, if not {@code deferred}, {@link #RESUME} before it would abandon a waiter (changing
+     * nothing), or once the rule has admitted a waiter whose admit CAS must not resume it inside
+     * the drain (left in {@code admitting}).
      */
     private int drainOnce(boolean deferred) {
+        WaitNode a = admitting;
+        if (a != null) { // decided by the pass that moved the drain into the trampoline
+            admitting = null;
+            admit(a, a.kind());
+        }
         for (;;) {
             applyRequests(); // admitted work resumed inline may have released, signalled or arrived
             if (closeRequested && queue.state() != CLOSED) {
@@ -473,17 +489,23 @@ abstract class AdmissionGate {
                 w.abandon(); // do not admit a task that is being cancelled
                 continue;
             }
-            if (!deferred && ruleCanEnter()) {
-                return RESUME; // the rule may admit it (if not, the trampoline was not needed)
-            }
             int kind = w.kind();
             if (!ruleTryEnter(kind)) {
                 return NO_ROOM; // I2: the oldest waiter blocks the younger ones
             }
             popHead(w);
-            if (!w.admit(null)) {
-                ruleUndo(kind); // lost to its cancellation: the admission goes back (I3)
+            if (!deferred && (ruleCanEnter() || ruleAdmitted() != 1)) {
+                admitting = w; // others could run meanwhile: admit it from the trampoline (part 8)
+                return RESUME;
             }
+            admit(w, kind);
+        }
+    }
+
+    /** Owner only: admits {@code w}, decided with ruleTryEnter(kind); undoes it if cancelled first. */
+    private void admit(WaitNode w, int kind) {
+        if (!w.admit(null)) {
+            ruleUndo(kind); // lost to its cancellation: the admission goes back (I3)
         }
     }
 
