@@ -45,9 +45,18 @@ public final class Compare {
 
     /**
      * A workload: its benchmark class, the {@code @Param}s whose product is its item count (none: one
-     * item per operation), its implementations.
+     * item per operation), its implementations, and the implementation that runs the same work on
+     * Coro with no synchronization at all (null if none), with the same for the other runtimes
+     * ({@code ownWorkAlone}: implementation to its runtime's work alone). With a work alone, the table
+     * also prints each other implementation's overhead per item (its time per item minus the Coro
+     * work alone's, and minus its own runtime's) and Coro's overhead over each peer's.
      */
-    record Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls) {
+    record Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls,
+            String workAlone, Map<String, String> ownWorkAlone) {
+        Workload(Class<?> type, String label, List<String> itemParams, String itemName, List<String> impls) {
+            this(type, label, itemParams, itemName, impls, null, Map.of());
+        }
+
         /** Items in one operation of {@code r}. */
         long items(RunResult r) {
             long n = 1;
@@ -79,7 +88,14 @@ public final class Compare {
             new Workload(MutexUncontended.class, "mutex-uncontended", List.of("ops"), "lock",
                     List.of("coro", "coroNoLock", "reentrantLock", "kotlinx")),
             new Workload(LoopHandoff.class, "loop-ping-pong", List.of("rounds"), "round trip",
-                    List.of("coro", "coroTwoLoops", "kotlinxOneThread")));
+                    List.of("coro", "coroTwoLoops", "kotlinxOneThread")),
+            new Workload(GateCapacity.class, "gate-capacity", List.of("tasks"), "task",
+                    List.of("coro", "kotlinx", "bulkheadVt", "semaphoreVt", "workAlone", "kotlinxWorkAlone",
+                            "vtWorkAlone", "workSerial"),
+                    "workAlone", Map.of("kotlinx", "kotlinxWorkAlone", "bulkheadVt", "vtWorkAlone",
+                            "semaphoreVt", "vtWorkAlone")),
+            new Workload(GateSerial.class, "gate-serial", List.of("tasks", "locks"), "entry",
+                    List.of("coro", "coroMutex", "kotlinx")));
 
     private Compare() {}
 
@@ -269,9 +285,60 @@ public final class Compare {
                             Double.isNaN(errPerItem) ? "n/a" : String.format(Locale.ROOT, "%.1f", errPerItem),
                             String.format(Locale.ROOT, "%,.0f", 1e9 / nsPerItem), ratio));
                 }
+                if (w.workAlone() != null) {
+                    overhead(out, w, group, selected);
+                }
             }
         }
         return out.toString();
+    }
+
+    /**
+     * The overhead rows of a workload with a work alone: per implementation that is not a work alone
+     * (nor the calibration, whose name starts with "work"), its time per item minus the Coro work
+     * alone's, and minus its own runtime's work alone (the same for Coro), each with Coro's overhead
+     * over the peer's.
+     */
+    private static void overhead(StringBuilder out, Workload w, Map<String, RunResult> group, List<String> selected) {
+        out.append(String.format(Locale.ROOT, "%s: overhead per %s = ns/%s minus the ns/%s of the same tasks "
+                + "with no gate, on Coro (%s) and on the implementation's own runtime%n",
+                w.label(), w.itemName(), w.itemName(), w.itemName(), w.workAlone()));
+        out.append(String.format(Locale.ROOT, "%-17s %-20s %12s   %-26s %12s   %-26s %s%n", "workload", "implementation",
+                "- " + w.workAlone(), "ratio", "- own", "ratio", "own work alone"));
+        double coroAlone = nsPerItemOf(w, group, w.workAlone());
+        double baseOverhead = nsPerItemOf(w, group, BASELINE) - coroAlone;
+        for (String impl : selected) {
+            if (impl.startsWith("work") || w.ownWorkAlone().containsValue(impl) || !group.containsKey(impl)) {
+                continue;
+            }
+            String own = w.ownWorkAlone().getOrDefault(impl, w.workAlone());
+            double ns = nsPerItemOf(w, group, impl);
+            double overhead = ns - coroAlone;
+            double ownOverhead = ns - nsPerItemOf(w, group, own);
+            out.append(String.format(Locale.ROOT, "%-17s %-20s %9.1f ns   %-26s %9.1f ns   %-26s %s%n",
+                    w.label(), impl, overhead, overheadRatio(impl, baseOverhead, overhead), ownOverhead,
+                    overheadRatio(impl, baseOverhead, ownOverhead), own)); // Coro's own is workAlone
+        }
+    }
+
+    private static String overheadRatio(String impl, double coro, double peer) {
+        if (impl.equals(BASELINE)) {
+            return "baseline";
+        }
+        return Double.isNaN(coro) || Double.isNaN(peer) ? "coro/" + impl + " = n/a"
+                : String.format(Locale.ROOT, "coro/%s = %.2fx", impl, coro / peer);
+    }
+
+    /** Nanoseconds per item of {@code impl} in {@code group}, NaN if it has no result. */
+    private static double nsPerItemOf(Workload w, Map<String, RunResult> group, String impl) {
+        RunResult r = group.get(impl);
+        return r == null ? Double.NaN : nsPerItem(w, r);
+    }
+
+    /** Nanoseconds per item of {@code r}. */
+    private static double nsPerItem(Workload w, RunResult r) {
+        Result<?> primary = r.getPrimaryResult();
+        return toNanos(primary.getScore(), primary.getScoreUnit()) / w.items(r);
     }
 
     /** JMH's own selection rule: some include regex is found in the name, and no exclude regex is. */

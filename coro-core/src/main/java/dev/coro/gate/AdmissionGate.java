@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.internal.FastPath;
+import dev.coro.internal.Trampoline;
 import dev.coro.internal.WaitNode;
 import dev.coro.internal.WaitQueue;
 import dev.coro.task.Completer;
@@ -34,6 +35,8 @@ abstract class AdmissionGate {
      *    head (plain WaitNode): the taken list, waiters moved from the intake in arrival order
      *      (WaitQueue.drain), oldest first, linked through WaitQueue.next; kept across owners. It
      *      is refilled only when empty (I5), so it needs no tail: a take is the whole new list.
+     *    admitting (plain WaitNode): a waiter the rule has admitted whose admit CAS the same owner
+     *      makes next, from the trampoline (part 8); null otherwise. Owner only.
      *    pendingReleases (volatile long): releases by admitted work that could not take ownership
      *      (getAndAdd), kind k counted at bits 32k..32k+31; the next owner applies it to the rule.
      *    pendingSignals (volatile int): signals (readiness, arrivals) sent by threads that could not
@@ -62,6 +65,9 @@ abstract class AdmissionGate {
      *       otherwise admit from the taken list while the rule allows (skip settled waiters, abandon
      *       those whose token fired); when the taken list is empty and the rule still has room, take
      *       the intake (exchange OPEN) into the taken list and go on; then release ownership.
+     *       Before its first abandon, and before its first admit CAS unless that admission leaves
+     *       the rule full with one admitted, a drain on a thread that runs no trampoline item moves
+     *       into the thread's trampoline, still owning (part 8).
      *    admit(w):        ruleTryEnter(w.kind), then w.admit(null); if w.admit fails (cancelled
      *       meanwhile), ruleUndo(kind): by default the permit goes back at once, to the next waiter
      *       in the same loop; a rule may do more (a phase gate closes: its phase cannot complete).
@@ -122,11 +128,26 @@ abstract class AdmissionGate {
      *    step (the task ends cancelled). tryWithin's body: if its admission succeeds but its
      *    completer was cancelled meanwhile (complete returns false), it releases at once.
      *
-     * 8. Resumption. node.admit resumes the waiter on its own scheduler (Resume.dispatch): inline
-     *    through the trampoline when the owner's thread already runs that scheduler, else by
-     *    submission. A waiter resumed inline while the owner still owns is harmless: its release
-     *    finds owner == 1, adds to pendingReleases and returns; the owner applies it in the same
-     *    loop (no recursion into the owner state, bounded stack).
+     * 8. Resumption. node.admit (and node.abandon) resumes the waiter on its own scheduler
+     *    (Resume.dispatch): inline through the thread's trampoline when the owner's thread already
+     *    runs that scheduler, else by submission. Inline, and with no trampoline item running on
+     *    the thread, the resumed waiter runs at once, inside the drain, while its thread owns.
+     *    That is right when nobody else could be admitted meanwhile (the admission leaves the rule
+     *    full with this one admitted: a serial gate, a capacity of 1, a writer): the owner then
+     *    runs the admitted work and every later waiter in one loop, their releases are pending
+     *    adds it applies itself (no recursion into the owner state, bounded stack). Otherwise it
+     *    is wrong: the owner would keep ownership for the whole run of the admitted work, the
+     *    other threads' fast paths would fail (owner busy) and queue, and the owner's thread would
+     *    end up running all the admitted work while the others only queue (measured before this
+     *    rule: up to 98 % of 100,000 capacity-4 tasks ran on one of two workers). So then a drain
+     *    about to make that admit CAS (after ruleTryEnter, with the waiter in admitting), or about
+     *    to abandon a waiter, on a thread that runs no trampoline item, first re-enters itself as
+     *    the outermost trampoline item (InTrampoline; still owning; the re-entered pass makes the
+     *    admitting CAS first): the waiters it resumes inline then queue behind it and run on that
+     *    thread once it has released ownership, before the call that drained returns. On a thread
+     *    that already runs a trampoline item (such as a waiter resumed that way, now releasing)
+     *    they queue behind that item anyway. Decisions, admit CASes and their order are the same
+     *    either way; only where the resumed work runs differs.
      *
      * 9. References. Paper P4215 (seed 003): serial_gate, capacity_gate, within(g.acquire(), snd),
      *    try_acquire completing with set_stopped, Destruction; seed 002's unlocker-owned FIFO list;
@@ -149,6 +170,8 @@ abstract class AdmissionGate {
     private volatile boolean closeRequested;
     /** Taken waiters, oldest first, linked through WaitQueue.next; owner only (I1). */
     private WaitNode head;
+    /** Owner only: a waiter admitted by the rule whose admit CAS waits for the trampoline (part 8). */
+    private WaitNode admitting;
 
     AdmissionGate() {}
 
@@ -375,12 +398,31 @@ abstract class AdmissionGate {
 
     /**
      * Owner only: drains until nothing is left to do, releases ownership with the re-check of
-     * overview 5, and returns the admitted count seen under ownership if {@code count}.
+     * overview 5, and returns the admitted count seen under ownership if {@code count}. Waiters it
+     * resumes run after it has released ownership (overview 8).
      */
     private int drainAndRelease(boolean count) {
+        return drain(count, false);
+    }
+
+    /**
+     * Owner only: {@link #drainAndRelease}; {@code deferred}: this thread runs a trampoline item, so
+     * resumptions queue behind it. If not, the first resumption that must not run inside the drain
+     * (overview 8) moves the rest of the drain into the trampoline ({@link InTrampoline}), still
+     * under ownership.
+     */
+    private int drain(boolean count, boolean deferred) {
         int admitted = 0;
         for (;;) {
-            boolean room = drainOnce();
+            int done = drainOnce(deferred);
+            if (done == RESUME) { // not deferred, and about to resume a waiter
+                int inside = InTrampoline.drain(this, count);
+                if (inside != InTrampoline.ALREADY_INSIDE) {
+                    return inside; // drained and released inside the trampoline
+                }
+                deferred = true; // a trampoline item runs on this thread: resumptions queue behind it
+                continue;
+            }
             if (count) {
                 admitted = ruleAdmitted();
                 count = false;
@@ -388,7 +430,7 @@ abstract class AdmissionGate {
             owner = 0; // release: publishes the plain state to the next owner
             if (pendingReleases == 0 && pendingSignals == 0 && pendingCancels == 0
                     && !(closeRequested && queue.state() != CLOSED)
-                    && !(room && queue.hasWaiters())) {
+                    && !(done == ROOM && queue.hasWaiters())) {
                 return admitted;
             }
             if (!tryOwn()) {
@@ -397,18 +439,38 @@ abstract class AdmissionGate {
         }
     }
 
-    /** Owner only: one pass; returns whether the taken list is empty and the rule has room. */
-    private boolean drainOnce() {
+    /** drainOnce's answers: the taken list is empty and the rule has room, or not; or see RESUME. */
+    private static final int NO_ROOM = 0, ROOM = 1;
+    /** drainOnce's answer when a resumption must move into the trampoline first (overview 8). */
+    private static final int RESUME = 2;
+
+    /**
+     * Owner only: one pass; first makes the admit CAS of {@code admitting}, if set. Returns
+     * {@link #ROOM} if the taken list is empty and the rule has room, {@link #NO_ROOM} otherwise,
+     * or, if not {@code deferred}, {@link #RESUME} before it would abandon a waiter (changing
+     * nothing), or once the rule has admitted a waiter whose admit CAS must not resume it inside
+     * the drain (left in {@code admitting}).
+     */
+    private int drainOnce(boolean deferred) {
+        WaitNode a = admitting;
+        if (a != null) { // decided by the pass that moved the drain into the trampoline
+            admitting = null;
+            admit(a, a.kind());
+        }
         for (;;) {
             applyRequests(); // admitted work resumed inline may have released, signalled or arrived
             if (closeRequested && queue.state() != CLOSED) {
+                if (!deferred) {
+                    return RESUME; // abandoning resumes the waiters
+                }
                 abandonAll(queue.drain(queue.exchange(CLOSED))); // I4
-                return false;
+                return NO_ROOM;
             }
             WaitNode w = head;
             if (w == null) {
                 if (!queue.hasWaiters() || !ruleCanEnter()) {
-                    return ruleCanEnter(); // I5: waiters the rule cannot admit stay in the intake
+                    // I5: waiters the rule cannot admit stay in the intake
+                    return ruleCanEnter() ? ROOM : NO_ROOM;
                 }
                 // I5: the list is empty, so the taken waiters are the whole list. Not CLOSED: close
                 // is applied only above. May take OPEN back if the only waiter popped itself.
@@ -420,18 +482,30 @@ abstract class AdmissionGate {
                 continue;
             }
             if (w.isCancelRequested()) {
+                if (!deferred) {
+                    return RESUME;
+                }
                 popHead(w);
                 w.abandon(); // do not admit a task that is being cancelled
                 continue;
             }
             int kind = w.kind();
             if (!ruleTryEnter(kind)) {
-                return false; // I2: the oldest waiter blocks the younger ones
+                return NO_ROOM; // I2: the oldest waiter blocks the younger ones
             }
             popHead(w);
-            if (!w.admit(null)) {
-                ruleUndo(kind); // lost to its cancellation: the admission goes back (I3)
+            if (!deferred && (ruleCanEnter() || ruleAdmitted() != 1)) {
+                admitting = w; // others could run meanwhile: admit it from the trampoline (part 8)
+                return RESUME;
             }
+            admit(w, kind);
+        }
+    }
+
+    /** Owner only: admits {@code w}, decided with ruleTryEnter(kind); undoes it if cancelled first. */
+    private void admit(WaitNode w, int kind) {
+        if (!w.admit(null)) {
+            ruleUndo(kind); // lost to its cancellation: the admission goes back (I3)
         }
     }
 
@@ -456,6 +530,61 @@ abstract class AdmissionGate {
     /** Snapshot for monitoring: the released-count word given back but not yet applied by an owner. */
     final long pendingReleasesSnapshot() {
         return pendingReleases;
+    }
+
+    /**
+     * An owner's drain run as the outermost item of its thread's {@link Trampoline} (overview 8): the
+     * waiters it admits or abandons resume inline through that trampoline, so they queue behind the
+     * drain and run once it has released ownership, instead of running inside it while it owns. One
+     * per thread, reused.
+     */
+    private static final class InTrampoline implements Runnable {
+        /** {@link #drain}'s answer when a trampoline item already runs on this thread. */
+        static final int ALREADY_INSIDE = -1;
+
+        private static final ThreadLocal<InTrampoline> CURRENT = ThreadLocal.withInitial(InTrampoline::new);
+
+        /** Whether this thread is inside a {@link Trampoline#run} that {@link #drain} started. */
+        private boolean active;
+        /** The gate to drain, set only within one call of {@link #drain}; null once taken. */
+        private AdmissionGate gate;
+        private boolean count;
+        private int admitted;
+
+        /**
+         * Owner only: drains {@code gate} as the outermost trampoline item and returns its admitted
+         * count (see drainAndRelease), or {@link #ALREADY_INSIDE}, having done nothing, if this
+         * thread already runs a trampoline item: resumptions then queue behind that one anyway.
+         */
+        static int drain(AdmissionGate gate, boolean count) {
+            InTrampoline d = CURRENT.get();
+            if (d.active) {
+                return ALREADY_INSIDE; // a waiter resumed behind an earlier drain, now releasing
+            }
+            d.gate = gate;
+            d.count = count;
+            d.active = true;
+            try {
+                Trampoline.run(d, null); // runs d now, then whatever it resumed; or queues d
+            } finally {
+                d.active = false;
+            }
+            if (d.gate == null) {
+                return d.admitted;
+            }
+            d.gate = null; // queued behind another trampoline item: the entry will find no gate
+            return ALREADY_INSIDE;
+        }
+
+        @Override
+        public void run() {
+            AdmissionGate g = gate;
+            if (g != null) { // null: an entry queued behind another item; its caller drained itself
+                boolean c = count;
+                gate = null;
+                admitted = g.drain(c, true);
+            }
+        }
     }
 
     /** The body of the waiting door: the run loop tries {@link #tryNow} first, then queues the step. */

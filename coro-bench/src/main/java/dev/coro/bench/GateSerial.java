@@ -1,0 +1,147 @@
+package dev.coro.bench;
+
+import dev.coro.bench.peers.KotlinxMutexPeers;
+import dev.coro.gate.SerialGate;
+import dev.coro.sync.AsyncMutex;
+import dev.coro.task.Scope;
+import dev.coro.task.Task;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * gate-serial: the serial gate under contention, in the shape of {@link MutexContended} (the same
+ * parameters, iterations and check): {@link #tasks} tasks on a two-worker pool each pass one
+ * {@link SerialGate} {@link #locks} times and increment a plain {@code long} inside, against Coro's
+ * {@link AsyncMutex} and kotlinx's {@code Mutex} doing the same.
+ *
+ * <p>One operation is {@code tasks * locks} entries (1,000,000 by default); the table's
+ * {@code ns/item} is nanoseconds per entry. The counter is a plain field guarded only by the gate or
+ * lock under test, so a broken exclusion loses increments and the check after every operation fails;
+ * the gate or mutex must also be free afterwards.
+ */
+@State(org.openjdk.jmh.annotations.Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX})
+public class GateSerial {
+    /** Tasks (coroutines) per operation. */
+    @Param({"1000"})
+    public int tasks;
+
+    /** Entries per task. The table's item count is {@code tasks * locks}. */
+    @Param({"1000"})
+    public int locks;
+
+    /** The shared counter: a plain field, guarded only by the gate or lock under test. */
+    private long counter;
+
+    private final SerialGate gate = new SerialGate();
+    private final AsyncMutex mutex = new AsyncMutex();
+    private Task<Void> gateRoot;
+    private Task<Void> mutexRoot;
+
+    /** Builds the Coro root tasks once (tasks are reusable descriptions; each join runs it anew). */
+    @Setup(Level.Trial)
+    public void setup() {
+        Task<Void> increment = Task.fromRunnable(() -> counter++);
+        gateRoot = root(gate.within(increment).repeat(locks));
+        mutexRoot = root(mutex.withLock(increment).repeat(locks));
+    }
+
+    private Task<Void> root(Task<Void> worker) {
+        int n = tasks;
+        return Task.context().flatMap(ctx -> {
+            Scope scope = Scope.childOf(ctx);
+            for (int i = 0; i < n; i++) {
+                scope.spawn(worker);
+            }
+            return scope.join();
+        });
+    }
+
+    /**
+     * Coro's serial gate: a root task started on the pool opens {@code Scope.childOf(ctx)}, spawns the
+     * tasks, each {@code gate.within(Task.fromRunnable(() -> counter++)).repeat(locks)} on one
+     * {@link SerialGate}, and returns {@code scope.join()}; the benchmark thread joins the root.
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coro(Pools.Coro coro) {
+        counter = 0;
+        Watchdog.begin("GateSerial.coro");
+        try {
+            gateRoot.startOn(coro.pool).join();
+        } finally {
+            Watchdog.end();
+        }
+        if (gate.isBusy()) {
+            throw new IllegalStateException("the serial gate is still busy after every task ended");
+        }
+        return check(counter);
+    }
+
+    /**
+     * Coro's {@link AsyncMutex}: the same with {@code mutex.withLock(...)} in place of
+     * {@code gate.within(...)} (as {@link MutexContended#coro}).
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coroMutex(Pools.Coro coro) {
+        counter = 0;
+        Watchdog.begin("GateSerial.coroMutex");
+        try {
+            mutexRoot.startOn(coro.pool).join();
+        } finally {
+            Watchdog.end();
+        }
+        if (mutex.isLocked()) {
+            throw new IllegalStateException("the mutex is still locked after every task ended");
+        }
+        return check(counter);
+    }
+
+    /**
+     * kotlinx.coroutines: {@code runBlocking(dispatcher) { repeat(tasks) { launch { repeat(locks)
+     * { mutex.withLock { counter++ } } } } }} on the two-thread Default scheduler (the function of
+     * {@link MutexContended#kotlinx}, {@code KotlinxMutexPeers.kt}).
+     *
+     * @param kx the dispatcher
+     * @return the counter
+     */
+    @Benchmark
+    public long kotlinx(Pools.Kotlinx kx) {
+        long result;
+        Watchdog.begin("GateSerial.kotlinx");
+        try {
+            result = KotlinxMutexPeers.kotlinxMutexContended(tasks, locks, kx.dispatcher);
+        } finally {
+            Watchdog.end();
+        }
+        return check(result);
+    }
+
+    private long check(long value) {
+        long expected = (long) tasks * locks;
+        if (value != expected) {
+            throw new IllegalStateException("counter is " + value + ", expected " + expected
+                    + ": the gate or lock let increments race");
+        }
+        return value;
+    }
+}
