@@ -551,7 +551,8 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     private void select() throws IOException {
         assert inEventLoop();
         long wake = timers.nextWake(); // clears the wheel's dirty flag, then scans (part 5)
-        if (!inbox.isEmpty() || wake <= relativeNanos()) {
+        long now = relativeNanos();
+        if (!inbox.isEmpty() || wake <= now) {
             selector.selectNow(collectReady);
             return;
         }
@@ -559,6 +560,18 @@ public final class EventLoop implements Scheduler, AutoCloseable {
         parks++; // the only writer
         if (!park.park(wake, sleeper)) {
             selector.selectNow(collectReady);
+            return;
+        }
+        try {
+            if (wake == FOREVER) {
+                selector.select(collectReady);
+            } else {
+                long nanos = wake - now;
+                long millis = nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1); // round up: never early
+                selector.select(collectReady, millis);
+            }
+        } finally {
+            park.awake();
         }
     }
 
@@ -567,21 +580,6 @@ public final class EventLoop implements Scheduler, AutoCloseable {
         @Override
         public boolean hasWork() {
             return !inbox.isEmpty() || runState != RUNNING || timers.isDirty();
-        }
-
-        @Override
-        public void sleep(long deadline) throws IOException {
-            if (deadline == FOREVER) {
-                selector.select(collectReady);
-            } else {
-                long nanos = deadline - relativeNanos();
-                if (nanos <= 0) {
-                    selector.selectNow(collectReady);
-                    return;
-                }
-                long millis = nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1); // round up: never early
-                selector.select(collectReady, millis);
-            }
         }
 
         @Override

@@ -1,6 +1,5 @@
 package dev.coro.io;
 
-import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -8,12 +7,14 @@ import java.lang.invoke.VarHandle;
  * The event loop's park protocol: how the loop blocks in its selector and how other threads wake it,
  * with one word ({@code wakeAt}), no lost wakeup and at most one {@code wakeup()} per park.
  *
- * <p>The loop calls {@link #park}, which announces the park, asks its {@link Sleeper} whether work
- * arrived meanwhile, and only then sleeps. A thread that has just handed the loop work due at some
- * time calls {@link #wakeFor}, which wakes the sleeper only if the loop is parked past that time, and
- * only if no other thread has woken it since it parked.
+ * <p>The loop calls {@link #park}, which announces the park and asks its {@link Sleeper} whether work
+ * arrived meanwhile; only if not does the loop sleep (in its selector), and it calls {@link #awake}
+ * once the sleep returns. A thread that has just handed the loop work due at some time calls
+ * {@link #wakeFor}, which wakes the sleeper only if the loop is parked past that time, and only if no
+ * other thread has woken it since it parked.
  *
- * <p>Thread-safety: {@link #park} from the loop thread only; the rest from any thread.
+ * <p>Thread-safety: {@link #park} and {@link #awake} from the loop thread only; the rest from any
+ * thread.
  */
 final class Parking {
     /* Implementation overview.
@@ -27,8 +28,8 @@ final class Parking {
      *
      * 2. Transitions.
      *      AWAKE -> d / FOREVER   loop, park: volatile write, then hasWork(); if it answers true,
-     *                             back to AWAKE without sleeping
-     *      d / FOREVER -> AWAKE   loop, park: volatile write after sleep returns
+     *                             back to AWAKE (the loop does not sleep)
+     *      d / FOREVER -> AWAKE   loop, awake: volatile write after its sleep returns
      *      d / FOREVER -> AWAKE   a submitter, wakeFor(due) with due < d: CAS; the CAS winner alone
      *                             calls Sleeper.wakeup(), exactly once
      *
@@ -86,13 +87,10 @@ final class Parking {
 
     /** What the loop sleeps in: its selector (or, in tests, a model of one). */
     interface Sleeper {
-        /** Whether work has arrived that the loop must look at before sleeping (a volatile read). */
+        /** Whether work has arrived that the loop must look at before sleeping (volatile reads). */
         boolean hasWork();
 
-        /** Blocks until {@code deadline} (loop-relative, or FOREVER), a wakeup, or earlier. */
-        void sleep(long deadline) throws IOException;
-
-        /** Makes the current or next sleep return at once (sticky). */
+        /** Makes the loop's current or next sleep return at once (sticky, as Selector.wakeup). */
         void wakeup();
     }
 
@@ -104,24 +102,25 @@ final class Parking {
     private volatile long wakeAt = AWAKE;
 
     /**
-     * Loop: sleeps until {@code deadline} unless work has arrived (I3).
+     * Loop: announces a sleep until {@code deadline}, then looks for work (I3). If it answers true,
+     * the loop sleeps now, never past {@code deadline}, and then calls {@link #awake}.
      *
      * @param deadline when the sleep ends by itself (loop-relative nanoseconds, >= 0), or FOREVER
-     * @return whether it slept; false if the check found work
+     * @return whether to sleep; false if the check found work (the loop is awake again)
      */
-    boolean park(long deadline, Sleeper sleeper) throws IOException {
+    boolean park(long deadline, Sleeper sleeper) {
         assert deadline >= 0;
         WAKE_AT.setVolatile(this, deadline); // I3: the parked value, then the check
         if (sleeper.hasWork()) {
             WAKE_AT.setVolatile(this, AWAKE);
             return false;
         }
-        try {
-            sleeper.sleep(deadline);
-        } finally {
-            WAKE_AT.setVolatile(this, AWAKE); // I3
-        }
         return true;
+    }
+
+    /** Loop: its sleep returned (I3). */
+    void awake() {
+        WAKE_AT.setVolatile(this, AWAKE);
     }
 
     /**

@@ -36,12 +36,13 @@ final class TimerWheel {
      *      h (epoch e) -> h                     push(t), tickOf(t) != e: refused         any thread
      *      h (epoch e) -> Epoch(e + SLOTS)      take(e): getAndSet                       loop
      *      h (epoch e) -> Epoch(e)              drain(i): getAndSet (the chain's own base) loop
-     *      h           -> Epoch(-1)             close(): getAndSet, every slot           loop
+     *      h           -> Epoch(-1)             close(i): getAndSet; close() does each   loop
      *      dirty: false -> true (push, when it reads false: a read, then a write); true -> false
      *      (clearDirty, loop).
      *
      * 3. Linearization points. push: its successful CAS (refused: its last read of the head).
-     *    take, drain, close: the getAndSet of the slot. isEmpty: its read of the head.
+     *    take, drain: the getAndSet of the slot; close: each slot's getAndSet, one slot after
+     *    another (not one point for the whole wheel). isEmpty: its read of the head.
      *
      * 4. Invariants.
      *    I1 every timer in slot i's chain has tick = the slot's epoch (push checks it against the
@@ -88,6 +89,8 @@ final class TimerWheel {
 
     /** Epoch of a closed slot: no tick matches it. */
     static final long CLOSED = -1;
+    /** The head of a closed slot (terminal: nothing replaces it, so sharing it is safe). */
+    private static final Epoch CLOSED_SLOT = new Epoch(CLOSED);
 
     /** log2 of the tick length in nanoseconds. */
     final int shift;
@@ -165,12 +168,17 @@ final class TimerWheel {
 
     /**
      * Loop: takes the timers of the slot of {@code tick}, which holds that tick or an earlier one
-     * (after a long sleep of the loop), and moves the slot on to {@code tick + slots} (I3).
+     * (after a long sleep of the loop), and moves the slot on to {@code tick + slots} (I3); nothing
+     * once closed.
      *
      * @return the timers, oldest push first, linked by {@code next} (the last one's is null); or null
      */
     LoopTimer take(long tick) {
-        Inbox.Node h = (Inbox.Node) HEADS.getAndSet(heads, slotOf(tick), (Inbox.Node) new Epoch(tick + slots));
+        int i = slotOf(tick);
+        if (epoch(i) == CLOSED) {
+            return null; // only the loop closes, so this stays true (I3)
+        }
+        Inbox.Node h = (Inbox.Node) HEADS.getAndSet(heads, i, (Inbox.Node) new Epoch(tick + slots));
         assert epochOf(h) <= tick && slotOf(epochOf(h)) == slotOf(tick) : "slot of tick " + tick + " held " + epochOf(h);
         return reverse(h);
     }
@@ -215,13 +223,15 @@ final class TimerWheel {
 
     /**
      * Loop: closes every slot (later pushes are refused) and returns every timer still held, in no
-     * particular order, linked by {@code next}.
+     * particular order, linked by {@code next}. The slots close one after another, each at its own
+     * getAndSet: a push refused by a slot already closed may come before a push that a slot not yet
+     * closed accepts (and that this call then returns). The loop closes its inbox after its wheel,
+     * so a refused push still reaches the loop, as a dropped timer.
      */
     LoopTimer close() {
         LoopTimer all = null;
-        Epoch closed = new Epoch(CLOSED);
         for (int i = 0; i < slots; i++) {
-            LoopTimer chain = reverse((Inbox.Node) HEADS.getAndSet(heads, i, (Inbox.Node) closed));
+            LoopTimer chain = close(i);
             while (chain != null) {
                 LoopTimer next = (LoopTimer) chain.next;
                 chain.next = all;
@@ -230,6 +240,14 @@ final class TimerWheel {
             }
         }
         return all;
+    }
+
+    /**
+     * Loop: closes slot {@code i} (its later pushes are refused) and returns its timers, oldest push
+     * first, linked by {@code next}.
+     */
+    LoopTimer close(int i) {
+        return reverse((Inbox.Node) HEADS.getAndSet(heads, i, (Inbox.Node) CLOSED_SLOT));
     }
 
     /** Reverses a chain taken from a slot into push order, dropping its Epoch base. */
