@@ -106,14 +106,18 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *    run the inbox (firing due timers every 256 items), fire the due timers.
      *
      * 2. Transitions. A submitter makes its work visible, then calls park.wakeFor(due):
-     *      execute, I/O, a cancel      inbox push, then wakeFor(NOW)
+     *      execute, I/O                inbox push, then wakeFor(NOW)
+     *      cancel of a timer           inbox push of a removal, then wakeFor(its deadline): never a
+     *                                  wakeup, as the loop wakes by then anyway
      *      schedule, due after the     wheel push into its slot, then wakeFor(take time of the slot:
      *      next tick, slot on its tick a tick before the tick starts)
      *      schedule, otherwise         inbox push, then wakeFor(deadline)
      *    The loop, before it sleeps: computes its wake time (the first heap deadline, or the take
      *    time of the first slot that holds anything, whichever is earlier; scanning the slots only
      *    if the wheel's dirty flag was set, which it clears first), then park(wake time) with
-     *    hasWork = inbox not empty, or runState not RUNNING, or wheel dirty.
+     *    hasWork(d) = inbox not empty, or runState not RUNNING, or (wheel dirty and, after clearing
+     *    the flag, a rescan finds a slot to take before d). So pushes into later slots, the bulk of
+     *    a burst, neither wake the loop nor keep it from sleeping.
      *
      * 3. Linearization points. execute/schedule: the inbox push CAS or the wheel push CAS (or the
      *    read of runState that rejects). shutdown: the runState CAS. A timer's cancel: its task
@@ -129,10 +133,11 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *
      * 5. Memory ordering. The Dekker pairs of the park protocol (Parking, part 5): (inbox push or
      *    wheel push + dirty flag, then read wakeAt) against (write wakeAt, then read the inbox head,
-     *    runState and the dirty flag); all volatile. The wheel's dirty flag is cleared before the
-     *    scan that computes the wake time, so a push missed by the scan leaves it set for the
-     *    re-check, or sees the parked value. Timer fields are published by the push that hands the
-     *    timer over.
+     *    runState and the dirty flag); all volatile. The wheel's dirty flag is cleared before each
+     *    scan of the slots (the one that computes the wake time, and the rescan of the re-check),
+     *    so a push that a scan misses either sets the flag after the clear (and then reads the
+     *    parked value written before it) or is seen by the re-check. Timer fields are published by
+     *    the push that hands the timer over.
      *
      * 6. Progress. Submitters: lock-free (an inbox or wheel push and at most a few CASes on
      *    wakeAt, each failing only because the loop moved on). The loop: never blocks on a
@@ -140,9 +145,10 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *
      * 7. Cancellation. A timer cancelled on the loop thread leaves the loop's structures at once;
      *    from another thread, through a removal node pushed after the exchange that decided the
-     *    cancel, plus a wake so that the loop forgets it promptly. Pending I/O: IoHandle. At
-     *    termination every timer still held is dropped: its task exchanged for null, and cancelled
-     *    if it is a Cancellable (Scheduler.schedule's contract).
+     *    cancel, which the loop handles when it next wakes (no later than the timer's deadline; the
+     *    timer has let go of its task already), so a cancel costs no wakeup. Pending I/O: IoHandle.
+     *    At termination every timer still held is dropped: its task exchanged for null, and
+     *    cancelled if it is a Cancellable (Scheduler.schedule's contract).
      *
      * 8. Resumption. The loop runs tasks itself; a waiter woken on the loop thread resumes through
      *    the trampoline (Resume.dispatch), so no chain of completions deepens the loop's stack.
@@ -174,7 +180,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     private final Parking park = new Parking();
     private final Sleeper sleeper = new Sleeper();
     private volatile int runState;
-    /** The heap's size, published by the loop after each change, for other threads. */
+    /** How many timers the loop has taken in (heap and owned lists), published for other threads. */
     private volatile int publishedTimers;
     /** How many times a submitter called selector.wakeup() (tests check the burst property). */
     final AtomicLong wakeups = new AtomicLong();
@@ -481,7 +487,9 @@ public final class EventLoop implements Scheduler, AutoCloseable {
                 timersChanged();
             }
         } else if (inbox.push(new TimerRemoval(t))) {
-            wakeFor(NOW);
+            // no hurry: the loop wakes by the timer's own deadline (or its slot's take time) anyway,
+            // and the cancelled timer no longer holds its task
+            wakeFor(t.deadline);
         } // else: the loop is terminating and drops all its timers
     }
 
@@ -578,8 +586,9 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     /** The selector, as the park protocol sees it. */
     private final class Sleeper implements Parking.Sleeper {
         @Override
-        public boolean hasWork() {
-            return !inbox.isEmpty() || runState != RUNNING || timers.isDirty();
+        public boolean hasWork(long deadline) {
+            // a push into the wheel matters only if its slot must be taken before the deadline
+            return !inbox.isEmpty() || runState != RUNNING || (timers.isDirty() && timers.nextWake() < deadline);
         }
 
         @Override

@@ -21,13 +21,13 @@ final class Parking {
      *
      * 1. Representation. wakeAt (volatile long):
      *      AWAKE (-1)    the loop is not in, nor about to enter, a blocking sleep; it will look for
-     *                    work (Sleeper.hasWork) before it blocks again
+     *                    work (Sleeper.hasWork) before it sleeps again
      *      FOREVER       the loop is entering or in a sleep with no timeout
      *      d >= 0        the loop is entering or in a sleep that ends at deadline d by itself
      *                    (loop-relative nanoseconds)
      *
      * 2. Transitions.
-     *      AWAKE -> d / FOREVER   loop, park: volatile write, then hasWork(); if it answers true,
+     *      AWAKE -> d / FOREVER   loop, park: volatile write, then hasWork(d); if it answers true,
      *                             back to AWAKE (the loop does not sleep)
      *      d / FOREVER -> AWAKE   loop, awake: volatile write after its sleep returns
      *      d / FOREVER -> AWAKE   a submitter, wakeFor(due) with due < d: CAS; the CAS winner alone
@@ -38,23 +38,24 @@ final class Parking {
      *    successful CAS.
      *
      * 4. Invariants.
-     *    I1 (no lost wakeup) when the loop sleeps, every piece of work handed over before its
-     *       hasWork() check is seen by that check (so it did not sleep), and for every piece handed
-     *       over after it, the submitter's wakeFor reads the parked value and either finds its due
-     *       time no earlier than the loop's deadline (the loop wakes in time by itself) or wins a CAS
-     *       to AWAKE and calls wakeup().
+     *    I1 (no lost wakeup) when the loop sleeps until d, every piece of work handed over before
+     *       its hasWork(d) check is seen by that check (so it did not sleep, unless the work is due
+     *       no earlier than d), and for every piece handed over after it, the submitter's wakeFor
+     *       reads the parked value and either finds its due time no earlier than d (the loop wakes
+     *       in time by itself) or wins a CAS to AWAKE and calls wakeup().
      *    I2 (one wakeup per park) only a CAS from a parked value to AWAKE calls wakeup(), and the
      *       loop writes a parked value once per park: a burst of submissions to a parked loop makes
      *       one wakeup() call, and submissions to a loop that is awake make none.
-     *    I3 the loop writes a parked value only right before its hasWork() check, and AWAKE right
+     *    I3 the loop writes a parked value only right before its hasWork(d) check, and AWAKE right
      *       after its sleep returns (or instead of sleeping).
      *
      * 5. Memory ordering and the lost-wakeup argument. The submitter makes its work visible with a
      *    volatile write (an inbox or wheel-slot CAS; the wheel's dirty flag) and then reads wakeAt;
-     *    the loop writes wakeAt and then reads what hasWork() reads (the inbox head, the dirty flag,
+     *    the loop writes wakeAt and then reads what hasWork(d) reads (the inbox head, the dirty flag,
      *    the run state): all volatile, so totally ordered (synchronization order), and of the two
      *    reads at least one sees the other side's write (the Dekker pattern). Either the loop sees
-     *    the work and does not sleep, or the submitter sees the parked value and wakes the loop.
+     *    the work (and does not sleep, if it is due before d), or the submitter sees the parked
+     *    value and wakes the loop.
      *    wakeup() is sticky (Selector.wakeup's contract): called before the sleep starts, it makes
      *    the sleep return at once, so the CAS winner may call it at any time after its CAS.
      *
@@ -87,8 +88,11 @@ final class Parking {
 
     /** What the loop sleeps in: its selector (or, in tests, a model of one). */
     interface Sleeper {
-        /** Whether work has arrived that the loop must look at before sleeping (volatile reads). */
-        boolean hasWork();
+        /**
+         * Whether work has arrived that the loop must act on before {@code deadline}, so that it
+         * must not sleep (volatile reads of what submitters write before their wakeFor).
+         */
+        boolean hasWork(long deadline);
 
         /** Makes the loop's current or next sleep return at once (sticky, as Selector.wakeup). */
         void wakeup();
@@ -111,7 +115,7 @@ final class Parking {
     boolean park(long deadline, Sleeper sleeper) {
         assert deadline >= 0;
         WAKE_AT.setVolatile(this, deadline); // I3: the parked value, then the check
-        if (sleeper.hasWork()) {
+        if (sleeper.hasWork(deadline)) {
             WAKE_AT.setVolatile(this, AWAKE);
             return false;
         }

@@ -60,7 +60,7 @@ final class TimerWheel {
      *    its getAndSet (acquire). dirty: volatile; with wakeAt it forms the Dekker pair of the
      *    loop's park protocol (EventLoop's overview, part 5): the pusher writes the slot, then reads
      *    dirty (and writes it if false), then reads wakeAt; the loop writes dirty false, scans,
-     *    writes wakeAt, then reads dirty.
+     *    writes wakeAt, then reads dirty (and if it is set, clears it and scans again).
      *
      * 6. Progress. push is lock-free (its CAS fails only because another push, a take or a drain
      *    succeeded on the same slot) and gives up, never spins, once the epoch moved on. The loop's
@@ -179,7 +179,7 @@ final class TimerWheel {
             return null; // only the loop closes, so this stays true (I3)
         }
         Inbox.Node h = (Inbox.Node) HEADS.getAndSet(heads, i, (Inbox.Node) new Epoch(tick + slots));
-        assert epochOf(h) <= tick && slotOf(epochOf(h)) == slotOf(tick) : "slot of tick " + tick + " held " + epochOf(h);
+        assert epochOf(h) <= tick && slotOf(epochOf(h)) == i : "slot of tick " + tick + " held " + epochOf(h);
         return reverse(h);
     }
 

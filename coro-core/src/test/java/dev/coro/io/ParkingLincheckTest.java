@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
  * {@link EventLoop} does (a runnable: inbox push, wake for now; a timer: wheel push, wake for its
  * slot's take time, or inbox push, wake for its deadline); the loop's iteration does what
  * {@link EventLoop}'s does around its select (take the inbox in, compute its wake time with
- * {@link LoopTimers#nextWake()}, park with hasWork = inbox not empty or wheel dirty). A park that
+ * {@link LoopTimers#nextWake()}, park with hasWork(d) = inbox not empty, or wheel dirty and a slot
+ * to take before d on a rescan). A park that
  * the check lets through is a sleep; it ends at the loop's next iteration, by the pending wakeup if
  * there is one (or a wakeup a submitter has committed to by winning the CAS, and is about to make),
  * else at its deadline (time passes).
@@ -72,8 +73,8 @@ public class ParkingLincheckTest {
         volatile int wakeups;
 
         @Override
-        public boolean hasWork() { // as EventLoop's (whose runState check is left out)
-            return !inbox.isEmpty() || timers.isDirty();
+        public boolean hasWork(long deadline) { // as EventLoop's (whose runState check is left out)
+            return !inbox.isEmpty() || (timers.isDirty() && timers.nextWake() < deadline);
         }
 
         @Override
