@@ -278,7 +278,11 @@ public final class EventLoop implements Scheduler, AutoCloseable {
 
     /**
      * Runs {@code task} on the loop thread once {@code delay} has passed on {@link #nanoTime()};
-     * never early.
+     * never early. Costs O(1) for a delay within the wheel's span (about two seconds), O(log n)
+     * beyond; from another thread it wakes the loop only if the loop must act on the timer before it
+     * would wake anyway. If the loop shuts down first, the timer is dropped: the task never runs,
+     * and a task that is also a {@link Cancellable} is cancelled, on the loop thread
+     * ({@link Scheduler#schedule}).
      *
      * {@snippet :
      * Cancellable timer = loop.schedule(() -> System.out.println("tick"), Duration.ofMillis(100));
