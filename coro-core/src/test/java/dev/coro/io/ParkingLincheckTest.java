@@ -209,7 +209,7 @@ public class ParkingLincheckTest {
         new ModelCheckingOptions()
                 .addCustomScenario(aWheelPushRacingTheScan())
                 .addCustomScenario(aBurstToAParkedLoop())
-                .iterations(Stress.scaled(30))
+                .iterations(Stress.scaled(15))
                 .invocationsPerIteration(500)
                 .threads(THREADS)
                 .actorsPerThread(3)

@@ -91,7 +91,7 @@ public class TimerWheelLincheckTest {
         long start = System.nanoTime();
         new StressOptions()
                 .sequentialSpecification(Spec.class)
-                .iterations(Stress.scaled(20))
+                .iterations(Stress.scaled(10))
                 .invocationsPerIteration(1000)
                 .threads(3)
                 .actorsPerThread(4)
