@@ -34,7 +34,8 @@ final class TimerWheel {
      * 2. Transitions.
      *      h (epoch e) -> t with t.next = h     push(t), tickOf(t) = e: CAS heads[i]    any thread
      *      h (epoch e) -> h                     push(t), tickOf(t) != e: refused         any thread
-     *      h (epoch e) -> Epoch(e + SLOTS)      take(e): getAndSet                       loop
+     *      h (epoch e) -> Epoch(t + SLOTS)      take(t), t >= e in the same slot (t > e
+     *                                           after a long sleep of the loop): getAndSet loop
      *      h (epoch e) -> Epoch(e)              drain(i): getAndSet (the chain's own base) loop
      *      h           -> Epoch(-1)             close(i): getAndSet; close() does each   loop
      *      dirty: false -> true (push, when it reads false: a read, then a write); true -> false
@@ -50,7 +51,7 @@ final class TimerWheel {
      *    I2 an Epoch object is installed at most once per epoch change and never re-installed for a
      *       different tick, so a CAS that expects it cannot land in a later epoch (no ABA: drain puts
      *       back the chain's own base, which names the same tick, so a push that expected it is
-     *       still right).
+     *       still right; the one closed marker, shared by all slots, is never expected by a CAS).
      *    I3 epochs of a slot only grow (take adds SLOTS), and Epoch(-1) is terminal: no push is
      *       accepted after close, and every accepted push is in a chain that take, drain or close
      *       returns exactly once.
