@@ -36,8 +36,11 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
      *    wheel push, both by threads ordered by happens-before before the cancel), or the loop
      *    removes it directly; the loop also skips a timer that is already cancelled whenever it
      *    takes one in (from the inbox, or from a wheel slot into the heap).
-     * 5. Memory ordering. task is volatile; the other fields are published by the inbox or wheel
-     *    push (release) or are loop-confined.
+     * 5. Memory ordering. task is volatile, but its first write (in the constructor) is plain: like
+     *    the other fields it is published by the inbox or wheel push (release) that hands the timer
+     *    to the loop, and the handle reaches other threads only after that push; a timer scheduled
+     *    on the loop thread stays there until handed over by some other publication. The rest is
+     *    loop-confined.
      * 6. Progress. Wait-free (one exchange), apart from the inbox push (lock-free).
      * 7. Races. cancel vs fire vs drop: the exchange decides; the losers do nothing.
      * 8. Resumption. The loop runs the task itself, on the loop thread.
@@ -65,7 +68,8 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
     LoopTimer(EventLoop loop, Runnable task, long deadline) {
         this.loop = loop;
         this.deadline = deadline;
-        this.task = task;
+        TASK.set(this, task); // plain, not a volatile store (a full fence): the push that hands the
+                              // timer over publishes it (5)
     }
 
     /** Takes the task for running (loop) or dropping: the one winner gets it, others null. */
