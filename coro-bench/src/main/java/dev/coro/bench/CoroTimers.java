@@ -32,11 +32,13 @@ final class CoroTimers {
         Duration[] ofMillis = durations(delays);
         EventLoop loop = EventLoop.start("timers-coro");
         try {
+            long c0 = Timers.cpuNanos();
             long t0 = System.nanoTime();
             scheduleAll(loop, delays, ofMillis, rec);
             long t1 = System.nanoTime();
+            long c1 = Timers.cpuNanos();
             rec.awaitAll("coro");
-            return new long[] {t0, t1};
+            return new long[] {t0, t1, c1 - c0};
         } finally {
             shutdown(loop, rec);
         }
@@ -50,11 +52,13 @@ final class CoroTimers {
         Duration[] ofMillis = durations(delays);
         EventLoop loop = EventLoop.start("timers-coro");
         try {
-            long[] span = new long[2];
+            long[] span = new long[3];
             loop.execute(() -> {
+                long c0 = Timers.cpuNanos();
                 span[0] = System.nanoTime();
                 scheduleAll(loop, delays, ofMillis, rec);
                 span[1] = System.nanoTime();
+                span[2] = Timers.cpuNanos() - c0;
             });
             rec.awaitAll("coroOnLoop"); // the last fire runs after the scheduling runnable: span is visible
             return span;

@@ -31,6 +31,11 @@ import org.HdrHistogram.Histogram;
  * an HdrHistogram by the one thread that fires the timers; a second histogram holds only the timers
  * with a delay of at least {@link #LATE_START_MILLIS} (the steady state, without the scheduling burst).
  *
+ * <p>Besides wall-clock time, the scheduling thread's CPU time during the schedule calls is
+ * reported where the scheduling thread is known ({@code sched CPU ms}; n/a for the kotlinx peers,
+ * whose scheduling runs inside their own code): on a machine shared with other work, a preempted
+ * scheduling thread inflates the wall-clock figure but not this one.
+ *
  * <p>Checks, every round: each timer fires exactly once (a per-timer counter), on one thread, and
  * the structure terminates; a round that does not finish within {@code -Dbench.hangSeconds} (60 s)
  * fails with the count of timers that fired, and {@link Watchdog} halts the JVM if even that hangs.
@@ -64,7 +69,9 @@ public final class Timers {
          * Builds a fresh structure, schedules every timer of {@code delays}, waits until {@code rec}
          * has seen them all fire (or the timeout), shuts the structure down and waits for it.
          *
-         * @return {@code [t0, t1]}: nanoTime before the first schedule call and after the last
+         * @return {@code [t0, t1]}: nanoTime before the first schedule call and after the last; or
+         *     {@code [t0, t1, cpu]} with the scheduling thread's CPU time across the calls
+         *     ({@link #cpuNanos()})
          */
         long[] run(int[] delaysMillis, Recorder rec) throws Exception;
     }
@@ -161,7 +168,7 @@ public final class Timers {
 
     /** One measured round. */
     record Round(long scheduleNanos, long allFiredNanos, long p50, long p99, long p999, long max, long early,
-            long gcNanos, long p99Later) {}
+            long gcNanos, long p99Later, long scheduleCpuNanos) {}
 
     /** The medians of one implementation's rounds. */
     record Result(String impl, int timers, List<Round> rounds) {
@@ -248,10 +255,13 @@ public final class Timers {
             List<Round> measured = new ArrayList<>();
             for (int r = 0; r <= rounds; r++) {
                 Round round = runRound(impl, run, delays);
-                System.out.printf(Locale.ROOT, "%s: %s: scheduled in %.1f ms, all fired after %.1f ms, lateness "
-                        + "p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms (p99 of delays >= %d ms: %.2f ms), %d early, "
-                        + "GC pauses %.0f ms%n", impl,
-                        r == 0 ? "warm-up" : "round " + r, round.scheduleNanos / 1e6, round.allFiredNanos / 1e6,
+                System.out.printf(Locale.ROOT, "%s: %s: scheduled in %.1f ms (CPU %s), all fired after %.1f ms, "
+                        + "lateness p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms (p99 of delays >= %d ms: %.2f ms), "
+                        + "%d early, GC pauses %.0f ms%n", impl,
+                        r == 0 ? "warm-up" : "round " + r, round.scheduleNanos / 1e6,
+                        round.scheduleCpuNanos < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f ms",
+                                round.scheduleCpuNanos / 1e6),
+                        round.allFiredNanos / 1e6,
                         round.p50 / 1e6, round.p99 / 1e6, round.p999 / 1e6, round.max / 1e6, LATE_START_MILLIS,
                         round.p99Later / 1e6, round.early, round.gcNanos / 1e6);
                 if (r > 0) {
@@ -282,7 +292,12 @@ public final class Timers {
         Histogram h = rec.lateness;
         return new Round(span[1] - span[0], rec.lastFire - span[0], h.getValueAtPercentile(50),
                 h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), h.getMaxValue(), rec.early,
-                gc * 1_000_000L, rec.latenessLater.getValueAtPercentile(99));
+                gc * 1_000_000L, rec.latenessLater.getValueAtPercentile(99), span.length > 2 ? span[2] : -1);
+    }
+
+    /** The calling thread's CPU time in nanoseconds (user and system). */
+    static long cpuNanos() {
+        return ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
     }
 
     /** Milliseconds the JVM's collectors have spent so far (G1: in pauses). */
@@ -322,6 +337,7 @@ public final class Timers {
         ScheduledThreadPoolExecutor ex = new ScheduledThreadPoolExecutor(1, named("timers-stpe"));
         try {
             long now = 0;
+            long c0 = cpuNanos();
             long t0 = System.nanoTime();
             for (int i = 0; i < delays.length; i++) {
                 if ((i & (STAMP_EVERY - 1)) == 0) {
@@ -332,8 +348,9 @@ public final class Timers {
                 ex.schedule(() -> rec.fire(id), delays[i], TimeUnit.MILLISECONDS);
             }
             long t1 = System.nanoTime();
+            long c1 = cpuNanos();
             rec.awaitAll("stpe");
-            return new long[] {t0, t1};
+            return new long[] {t0, t1, c1 - c0};
         } finally {
             ex.shutdownNow();
             if (!ex.awaitTermination(HANG_SECONDS, TimeUnit.SECONDS)) {
@@ -353,6 +370,7 @@ public final class Timers {
         try {
             wheel.start(); // the worker's start time is the wheel's clock origin; not part of the schedule loop
             long now = 0;
+            long c0 = cpuNanos();
             long t0 = System.nanoTime();
             for (int i = 0; i < delays.length; i++) {
                 if ((i & (STAMP_EVERY - 1)) == 0) {
@@ -363,9 +381,10 @@ public final class Timers {
                 wheel.newTimeout(t -> rec.fire(id), delays[i], TimeUnit.MILLISECONDS);
             }
             long t1 = System.nanoTime();
+            long c1 = cpuNanos();
             rec.awaitAll("nettyWheel" + tickMillis + "ms");
             fired = true;
-            return new long[] {t0, t1};
+            return new long[] {t0, t1, c1 - c0};
         } finally {
             // stop() joins the worker and returns the timeouts it still held
             if (!wheel.stop().isEmpty() && fired) {
@@ -430,8 +449,8 @@ public final class Timers {
                 + "JDK %s, %d cores, %s. Medians of the measured rounds. Lateness = fire time - deadline. "
                 + "coro/x below 1 means Coro is faster / less late.%n", Runtime.version(),
                 Runtime.getRuntime().availableProcessors(), gcName()));
-        String header = String.format(Locale.ROOT, "%-8s %-18s %9s %11s %12s %12s %8s %8s %8s %8s %11s %6s %6s   %-26s %s%n",
-                "workload", "implementation", "timers", "schedule ms", "schedules/s", "all fired ms",
+        String header = String.format(Locale.ROOT, "%-8s %-18s %9s %11s %12s %12s %12s %8s %8s %8s %8s %11s %6s %6s   %-26s %s%n",
+                "workload", "implementation", "timers", "schedule ms", "schedules/s", "sched CPU ms", "all fired ms",
                 "p50 ms", "p99 ms", "p99.9 ms", "max ms", "p99>=" + LATE_START_MILLIS + "ms", "early", "GC ms",
                 "schedule time coro/x", "p99 coro/x");
         out.append(header).append("-".repeat(header.length() - 1)).append('\n');
@@ -451,9 +470,11 @@ public final class Timers {
                 schedRatio = String.format(Locale.ROOT, "coro/%s = %.2fx", r.impl(), base.median(Round::scheduleNanos) / sched);
                 p99Ratio = String.format(Locale.ROOT, "%.2fx", base.median(Round::p99) / Math.max(1, p99));
             }
-            out.append(String.format(Locale.ROOT, "%-8s %-18s %9d %11.1f %12s %12.1f %8.2f %8.2f %8.2f %8.2f %11.2f %6.0f %6.0f   %-26s %s%n",
+            double cpu = r.median(Round::scheduleCpuNanos);
+            out.append(String.format(Locale.ROOT, "%-8s %-18s %9d %11.1f %12s %12s %12.1f %8.2f %8.2f %8.2f %8.2f %11.2f %6.0f %6.0f   %-26s %s%n",
                     "timers", r.impl(), r.timers(), sched / 1e6,
                     String.format(Locale.ROOT, "%,.0f", r.timers() / (sched / 1e9)),
+                    cpu < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f", cpu / 1e6),
                     r.median(Round::allFiredNanos) / 1e6, r.median(Round::p50) / 1e6, p99 / 1e6,
                     r.median(Round::p999) / 1e6, r.median(Round::max) / 1e6, r.median(Round::p99Later) / 1e6,
                     r.median(Round::early), r.median(Round::gcNanos) / 1e6,

@@ -23,9 +23,9 @@ import java.util.concurrent.TimeUnit;
  * and a cancelled (or fired) timer keeps no reference to the task or its target. Cancelled timers are
  * removed from the timer queue at once.
  *
- * <p>Failures: a target that rejects the task (it was shut down) drops it silently; any other
- * exception from the hand-off goes to the timer thread's uncaught-exception handler, and the timer
- * thread lives on.
+ * <p>Failures: a target that rejects the task (it was shut down) drops it, and a task that is a
+ * {@link Cancellable} is then cancelled ({@link #dropped}); any other exception from the hand-off
+ * goes to the timer thread's uncaught-exception handler, and the timer thread lives on.
  *
  * <p>Thread-safety: all methods may be called from any thread.
  */
@@ -83,10 +83,33 @@ public final class TimerThread {
         return ConcurrentHashMap.newKeySet();
     }
 
-    /** Cancels every timer in {@code registry} (for a scheduler's shutdown). */
+    /**
+     * Drops every timer in {@code registry} (for a scheduler's shutdown): cancels each, and tells the
+     * task of each it cancelled ({@link #dropped}), on the calling thread.
+     */
     public static void cancelAll(Set<Timer> registry) {
         for (Timer t : registry) {
-            t.cancel();
+            t.drop();
+        }
+    }
+
+    /**
+     * Tells a timer task that its scheduler dropped it without running it (Scheduler.schedule's
+     * contract): a task that is a {@link Cancellable} is cancelled. An exception from it goes to the
+     * calling thread's uncaught-exception handler.
+     */
+    public static void dropped(Runnable task) {
+        if (task instanceof Cancellable c) {
+            try {
+                c.cancel();
+            } catch (Throwable e) {
+                Thread th = Thread.currentThread();
+                try {
+                    th.getUncaughtExceptionHandler().uncaughtException(th, e);
+                } catch (Throwable ignored) {
+                    // nothing left to report to
+                }
+            }
         }
     }
 
@@ -98,7 +121,8 @@ public final class TimerThread {
          *    cancelled (terminal). target, registry: set at construction; target is cleared by
          *    whoever takes the task. future: the timer queue's entry, set once after scheduling.
          * 2. Transitions. pending -> fired: run() exchanges task for null (the timer thread).
-         *    pending -> cancelled: cancel() exchanges task for null (any thread).
+         *    pending -> cancelled: cancel() exchanges task for null (any thread); drop() is a
+         *    cancel that then tells the task (dropped), for a scheduler's shutdown.
          * 3. Linearization points. run and cancel: the getAndSet of task; isPending: its read.
          * 4. Invariants. I1: exactly one getAndSet returns the task; only its caller reads or
          *    clears target. I2: after either transition no field refers to the task or target.
@@ -138,9 +162,21 @@ public final class TimerThread {
          */
         @Override
         public boolean cancel() {
+            return take() != null;
+        }
+
+        /** Cancels, and tells the task if this call cancelled it (its scheduler shut down). */
+        void drop() {
+            Runnable t = take();
+            if (t != null) {
+                dropped(t);
+            }
+        }
+
+        private Runnable take() {
             Runnable t = (Runnable) TASK.getAndSet(this, null);
             if (t == null) {
-                return false;
+                return null;
             }
             target = null;
             if (registry != null) {
@@ -150,7 +186,7 @@ public final class TimerThread {
             if (f != null) {
                 f.cancel(false); // removes the queue entry (remove-on-cancel policy)
             }
-            return true;
+            return t;
         }
 
         /** Whether it is still pending (neither fired nor cancelled). */
@@ -173,7 +209,7 @@ public final class TimerThread {
             try {
                 e.execute(t);
             } catch (RejectedExecutionException rejected) {
-                // the target shut down before the timer came due: its timers are dropped
+                dropped(t); // the target shut down before the timer came due: its timers are dropped
             } catch (Throwable ex) {
                 Thread th = Thread.currentThread();
                 try {

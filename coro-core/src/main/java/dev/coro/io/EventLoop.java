@@ -30,15 +30,23 @@ import java.util.function.Consumer;
  * <p><b>Order.</b> Runnables given to {@link #execute} run one at a time on the loop thread, in
  * submission order: each thread's submissions in its program order, and a submission that
  * happens-before another runs first. Timers run in deadline order (equal deadlines in the order the
- * loop received them).
+ * loop took them in). Timers and runnables are ordered by time only: a timer runs once it is due,
+ * even if runnables submitted before it still wait behind a busy loop (a timer due within about a
+ * millisecond of its {@code schedule} call from another thread travels with the runnables, behind
+ * those its thread submitted before).
  *
  * <p><b>Timers</b> ({@link #schedule}) fire on the loop thread, never early: a timer runs only once
  * {@link #nanoTime()} has reached its deadline. A cancelled timer never runs and the loop forgets it
  * ({@link #pendingTimers()} counts it no more once the loop has removed it, which happens before the
- * loop runs anything submitted after the cancel returned). Adding and cancelling are O(log n) (a
- * 4-ary heap indexed by slot), so a million pending timers are cheap. A timer scheduled from another
- * thread while the loop sleeps wakes it only if the timer is due before the loop's current wake-up
- * time, and the loop then sleeps no longer than the new deadline.
+ * loop runs anything submitted after the cancel returned). A timer due within about two seconds goes
+ * into a timing wheel (one slot per tick of about a millisecond), and from another thread straight
+ * into its slot, without a hop through the loop's queue; the loop sorts a slot's timers (into a 4-ary
+ * heap indexed by slot) only a tick before they can be due, and fires from the heap by exact deadline.
+ * Later timers go into the heap at once. So scheduling is O(1) for near timers and O(log n) for far
+ * ones, cancelling is O(1) in the wheel and O(log n) in the heap, and a burst of timers from another
+ * thread does not keep the loop from firing the timers that come due meanwhile. A timer scheduled
+ * from another thread while the loop sleeps wakes it only if the loop must act on it (fire it, or
+ * sort its slot) before its current wake-up time, and the loop then sleeps no longer than that.
  *
  * <p><b>Failures.</b> A runnable (task or timer) that throws does not stop the loop: the exception
  * goes to the loop thread's {@linkplain Thread#getUncaughtExceptionHandler() uncaught-exception
@@ -50,14 +58,16 @@ import java.util.function.Consumer;
  *
  * <p><b>Shutdown.</b> {@link #shutdown()} is graceful: new work is refused with
  * {@link RejectedExecutionException} (from any thread, the loop's own included), work already queued
- * still runs, pending timers are dropped (they never run; their {@code cancel()} answers false), and
+ * still runs, pending timers are dropped (they never run; their {@code cancel()} answers false; a
+ * timer task that is also a {@link Cancellable} is cancelled, as {@link Scheduler#schedule} says, so
+ * a {@code Task.delay} or {@code timeout} waiting on the loop completes on the cancelled channel), and
  * pending I/O operations complete on the cancelled channel; then the thread closes the selector and
- * exits. {@link #shutdownNow()} does the same but drops queued runnables instead of running them
- * (queued I/O operations still complete cancelled). Registered channels are not closed: their owners
+ * exits. The pending timers do not wait for their deadlines: shutdown is prompt, like the I/O.
+ * {@link #shutdownNow()} does the same but drops queued runnables instead of running them (queued
+ * I/O operations and dropped timers still complete cancelled). What completes cancelled resumes on
+ * the loop thread during the shutdown, so a task waiting for the loop's timers or I/O finishes;
+ * whatever it then submits to the loop is refused. Registered channels are not closed: their owners
  * close them. {@link #close()} is {@code shutdown()} followed by waiting for the thread to end.
- * A {@code Task.delay} on the loop is a timer like any other: if the loop shuts down under it, its
- * task waits until its own cancellation (the {@link Scheduler} interface gives a timer no way to
- * report "dropped").
  *
  * <p><b>Thread.</b> A platform thread named {@code coro-loop-N} (or the name given), non-daemon like
  * the JDK's executors: close the loop to let the JVM exit. Its interrupt status is cleared before
@@ -81,87 +91,77 @@ import java.util.function.Consumer;
 public final class EventLoop implements Scheduler, AutoCloseable {
     /* Implementation overview.
      *
-     * The loop is the only writer of its state: the timer heap, the selection keys' interest sets,
-     * the pending I/O operations (IoHandle) and the ready-key array are touched by the loop thread
-     * alone (assert inEventLoop()). Other threads reach it through two lock-free words: the inbox
-     * (Inbox: its own overview) and wakeAt, below. runState is a third, monotonic one.
+     * The loop is the only writer of its state: the timers (LoopTimers: heap, wheel cursor, owned
+     * lists), the selection keys' interest sets, the pending I/O operations (IoHandle) and the
+     * ready-key array are touched by the loop thread alone (assert inEventLoop()). Other threads
+     * reach it through lock-free words, each with its own overview: the inbox (Inbox), the slots of
+     * the timer wheel (TimerWheel) and the park word wakeAt (Parking). runState is one more,
+     * monotonic.
      *
-     * 1. Representation. wakeAt (volatile long):
-     *      AWAKE (-1)    the loop is not in, nor about to enter, a blocking select; it will look at
-     *                    the inbox and runState before it blocks again
-     *      FOREVER       the loop is entering or in a select with no timeout
-     *      d >= 0        the loop is entering or in a select that times out at deadline d
-     *                    (loop-relative nanoseconds, see nanoTime())
+     * 1. Representation. inbox: runnables, I/O operations, timers that the wheel refused, removal
+     *    requests of cancelled timers, in push order. wheel slots: timers pushed from other threads,
+     *    per tick. park (Parking.wakeAt): AWAKE or the deadline of the loop's sleep.
      *    runState (volatile int): RUNNING -> SHUTDOWN -> STOP, monotonic (CAS); terminated is the
-     *    latch.
+     *    latch. One loop iteration: select (park if there is nothing to do), run the ready keys,
+     *    run the inbox (firing due timers every 256 items), fire the due timers.
      *
-     * 2. Transitions of wakeAt.
-     *      AWAKE -> d / FOREVER   loop, before blocking: volatile write, then re-check the inbox and
-     *                             runState; if either shows work, back to AWAKE and selectNow
-     *      d / FOREVER -> AWAKE   loop, after select returns: volatile write
-     *      d / FOREVER -> AWAKE   a submitter, by CAS, if its work is due before d (a task: always;
-     *                             a timer: if its deadline is earlier); the CAS winner alone calls
-     *                             selector.wakeup(), exactly once
+     * 2. Transitions. A submitter makes its work visible, then calls park.wakeFor(due):
+     *      execute, I/O                inbox push, then wakeFor(NOW)
+     *      cancel of a timer           inbox push of a removal, then wakeFor(its deadline): never a
+     *                                  wakeup, as the loop wakes by then anyway
+     *      schedule, due after the     wheel push into its slot, then wakeFor(take time of the slot:
+     *      next tick, slot on its tick a tick before the tick starts)
+     *      schedule, otherwise         inbox push, then wakeFor(deadline)
+     *    The loop, before it sleeps: computes its wake time (the first heap deadline, or the take
+     *    time of the first slot that holds anything, whichever is earlier; scanning the slots only
+     *    if the wheel's dirty flag was set, which it clears first), then park(wake time) with
+     *    hasWork(d) = inbox not empty, or runState not RUNNING, or (wheel dirty and, after clearing
+     *    the flag, a rescan finds a slot to take before d). So pushes into later slots, the bulk of
+     *    a burst, neither wake the loop nor keep it from sleeping.
      *
-     * 3. Linearization points. execute/schedule: the inbox push CAS (or the read of runState that
-     *    rejects). shutdown: the runState CAS. A timer's cancel: its task exchange (LoopTimer).
+     * 3. Linearization points. execute/schedule: the inbox push CAS or the wheel push CAS (or the
+     *    read of runState that rejects). shutdown: the runState CAS. A timer's cancel: its task
+     *    exchange (LoopTimer).
      *
      * 4. Invariants.
-     *    I1 (no lost wakeup) when the loop blocks in select, every node pushed before its last
-     *       inbox check is being handled, and for every node pushed after it, its pusher reads a
-     *       parked wakeAt and either finds its deadline no earlier than the loop's (the loop wakes
-     *       on time by itself) or wins a CAS to AWAKE and calls wakeup().
-     *    I2 (one wakeup per park) only a CAS from a parked value to AWAKE calls wakeup(), and the
-     *       loop sets a parked value once per park: a burst of submissions to a parked loop makes one
-     *       wakeup() call, and submissions to a loop that is awake make none.
-     *    I3 the loop writes a parked value only right before an inbox check, and AWAKE right after
-     *       select returns.
+     *    I1 (no lost wakeup; Parking I1) when the loop sleeps until d, every timer it holds or that
+     *       was pushed before its check is due no earlier than d, or its slot's take time is no
+     *       earlier than d; the inbox was empty at the check.
+     *    I2 (one wakeup per park; Parking I2).
+     *    I3 every timer due at or before now is in the heap once advance(now) has run (LoopTimers:
+     *       slots are taken a tick ahead), so firing from the heap alone misses none.
      *
-     * 5. Memory ordering and the lost-wakeup argument. The push (a CAS on Inbox.head) and then the
-     *    read of wakeAt on the submitter's side; the write of wakeAt and then the read of Inbox.head
-     *    on the loop's side: all four are volatile, so they are totally ordered (synchronization
-     *    order), and of the two reads at least one sees the other side's write (the Dekker pattern).
-     *    Either the loop sees the node and does not block, or the submitter sees the parked value
-     *    and wakes the loop. wakeup() is sticky: called before the select starts, it makes the
-     *    select return at once, so the CAS winner may call it at any time after its CAS.
+     * 5. Memory ordering. The Dekker pairs of the park protocol (Parking, part 5): (inbox push or
+     *    wheel push + dirty flag, then read wakeAt) against (write wakeAt, then read the inbox head,
+     *    runState and the dirty flag); all volatile. The wheel's dirty flag is cleared before each
+     *    scan of the slots (the one that computes the wake time, and the rescan of the re-check),
+     *    so a push that a scan misses either sets the flag after the clear (and then reads the
+     *    parked value written before it) or is seen by the re-check. Timer fields are published by
+     *    the push that hands the timer over.
      *
-     *    Why the Netty wakenUp race cannot happen here. Netty 4.0 kept a boolean wakenUp: the loop
-     *    set it false before select and submitters did CAS(false, true) + wakeup(). If a submitter's
-     *    wakeup came between the loop's set(false) and its select, the select returned at once, but
-     *    wakenUp stayed true until the loop's next set(false), so every submitter in between failed
-     *    its CAS and called no wakeup while the loop, back in select, blocked on their tasks. The
-     *    flaw is that the "someone already woke it" state outlived the wakeup it stood for. Here the
-     *    state that suppresses wakeups is AWAKE, and by I3 the loop leaves AWAKE only by writing a
-     *    parked value immediately followed by an inbox check: every submitter that saw AWAKE pushed
-     *    before that write (synchronization order), so the check sees its node. A consumed wakeup
-     *    leaves nothing stale behind; a wakeup() whose select already returned for another reason
-     *    only makes one later select return early (spurious, harmless).
+     * 6. Progress. Submitters: lock-free (an inbox or wheel push and at most a few CASes on
+     *    wakeAt, each failing only because the loop moved on). The loop: never blocks on a
+     *    submitter.
      *
-     *    Timers: a submitter that skips the wakeup because its deadline is no earlier than the
-     *    parked deadline d relies on the loop waking at d by itself (the select timeout is rounded
-     *    up to whole milliseconds, so never before d) and then draining the inbox before it blocks.
-     *
-     * 6. Progress. Submitters: lock-free (the inbox push and at most a few CASes on wakeAt, each
-     *    failing only because the loop moved on). The loop: never blocks on a submitter.
-     *
-     * 7. Cancellation. A timer cancelled on the loop thread leaves the heap at once; from another
-     *    thread, through a removal node pushed after the exchange that decided the cancel, plus a
-     *    wake so that the heap forgets it promptly. Pending I/O: IoHandle.
+     * 7. Cancellation. A timer cancelled on the loop thread leaves the loop's structures at once;
+     *    from another thread, through a removal node pushed after the exchange that decided the
+     *    cancel, which the loop handles when it next wakes (no later than the timer's deadline; the
+     *    timer has let go of its task already), so a cancel costs no wakeup. Pending I/O: IoHandle.
+     *    At termination every timer still held is dropped: its task exchanged for null, and
+     *    cancelled if it is a Cancellable (Scheduler.schedule's contract).
      *
      * 8. Resumption. The loop runs tasks itself; a waiter woken on the loop thread resumes through
      *    the trampoline (Resume.dispatch), so no chain of completions deepens the loop's stack.
      *
      * 9. References. Seed 004 (pump_events: poll, then resume the coroutines that are ready);
-     *    Netty's SingleThreadEventExecutor and NioEventLoop (an MPSC task queue beside a selector,
-     *    and the wakenUp race described in its comments); the JDK's Selector.wakeup contract.
+     *    Netty's SingleThreadEventExecutor and NioEventLoop (an MPSC task queue beside a selector);
+     *    Varghese and Lauck's timing wheels, here only as a lazy sorting stage in front of a heap.
      */
 
     private static final AtomicInteger IDS = new AtomicInteger();
 
-    /** wakeAt: the loop is awake and will check the inbox before it blocks. */
-    static final long AWAKE = -1;
-    /** wakeAt and timer deadlines: no deadline (a select without timeout; a timer that never fires). */
-    static final long FOREVER = Long.MAX_VALUE;
+    /** Timer deadlines and wake times: none (a timer that never fires; a sleep without timeout). */
+    static final long FOREVER = Parking.FOREVER;
     /** A wake request that is due before any park deadline. */
     private static final long NOW = Long.MIN_VALUE;
 
@@ -177,17 +177,18 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     private final Inbox inbox = new Inbox();
     private final long origin = System.nanoTime();
     private final CountDownLatch terminated = new CountDownLatch(1);
-    private volatile long wakeAt = AWAKE;
+    private final Parking park = new Parking();
+    private final Sleeper sleeper = new Sleeper();
     private volatile int runState;
-    /** The heap's size, published by the loop after each change, for other threads. */
+    /** How many timers the loop has taken in (heap and owned lists), published for other threads. */
     private volatile int publishedTimers;
     /** How many times a submitter called selector.wakeup() (tests check the burst property). */
     final AtomicLong wakeups = new AtomicLong();
     /** How many times the loop announced a park (wrote a parked wakeAt); written by the loop only. */
     volatile long parks;
 
-    // ---- loop-confined
-    private final TimerHeap timers = new TimerHeap();
+    // ---- loop-confined (apart from LoopTimers.offer and isDirty)
+    private final LoopTimers timers = new LoopTimers();
     private SelectionKey[] ready = new SelectionKey[64];
     private int readyCount;
     private final Consumer<SelectionKey> collectReady = this::collect;
@@ -277,7 +278,11 @@ public final class EventLoop implements Scheduler, AutoCloseable {
 
     /**
      * Runs {@code task} on the loop thread once {@code delay} has passed on {@link #nanoTime()};
-     * never early.
+     * never early. Costs O(1) for a delay within the wheel's span (about two seconds), O(log n)
+     * beyond; from another thread it wakes the loop only if the loop must act on the timer before it
+     * would wake anyway. If the loop shuts down first, the timer is dropped: the task never runs,
+     * and a task that is also a {@link Cancellable} is cancelled, on the loop thread
+     * ({@link Scheduler#schedule}).
      *
      * {@snippet :
      * Cancellable timer = loop.schedule(() -> System.out.println("tick"), Duration.ofMillis(100));
@@ -309,6 +314,10 @@ public final class EventLoop implements Scheduler, AutoCloseable {
             timersChanged();
             return timer;
         }
+        if (timers.offer(timer, now)) { // into its tick's slot: the loop must take the slot by then
+            wakeFor(timers.takeTime(deadline));
+            return timer;
+        }
         if (!inbox.push(timer)) {
             timer.take();
             throw rejected();
@@ -329,16 +338,25 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     }
 
     /**
-     * Returns the number of timers the loop holds: scheduled and neither fired nor removed. A timer
-     * scheduled from another thread counts from when the loop takes it in; a cancelled one stops
-     * counting when the loop removes it. Both happen before the loop runs anything submitted after
-     * the {@code schedule} or {@code cancel} call returned, so this is exact from within such a
-     * runnable (and from any thread that a runnable run after them has handed the answer to).
+     * Returns the number of timers the loop holds: scheduled and neither fired nor removed. Called on
+     * the loop thread, it is exact: it counts every timer whose {@code schedule} call returned and
+     * whose removal (after a {@code cancel}) the loop has not yet processed; the loop processes a
+     * removal before it runs anything submitted after the {@code cancel} call returned. So this is
+     * exact from within such a runnable, and the answer may be handed to other threads. Called from
+     * another thread, it returns the count the loop last published: after each change to the timers
+     * it has taken in, and after each count on its own thread; timers pushed into the wheel from other
+     * threads are taken in only when their tick comes (or at such a count), so this may leave them out.
+     * It takes O(1), or on the loop thread O(wheel slots + timers pushed since the last count).
      *
      * @return the number of pending timers
      */
     public int pendingTimers() {
-        return Thread.currentThread() == thread ? timers.size() : publishedTimers;
+        if (Thread.currentThread() != thread) {
+            return publishedTimers;
+        }
+        int n = timers.size();
+        timersChanged();
+        return n;
     }
 
     /**
@@ -441,7 +459,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
 
     /** Whether the loop is in (or about to enter) a blocking select (tests). */
     boolean isParked() {
-        return wakeAt != AWAKE;
+        return park.isParked();
     }
 
     /** Hands an I/O operation to the loop from another thread; false if the loop refuses it. */
@@ -473,8 +491,10 @@ public final class EventLoop implements Scheduler, AutoCloseable {
                 timersChanged();
             }
         } else if (inbox.push(new TimerRemoval(t))) {
-            wakeFor(NOW);
-        } // else: the loop is terminating and drops its whole heap
+            // no hurry: the loop wakes by the timer's own deadline (or its slot's take time) anyway,
+            // and the cancelled timer no longer holds its task
+            wakeFor(t.deadline);
+        } // else: the loop is terminating and drops all its timers
     }
 
     /** Loop-relative time: nanoseconds since the loop was created. */
@@ -494,19 +514,9 @@ public final class EventLoop implements Scheduler, AutoCloseable {
 
     // ------------------------------------------------------------------ submitters' half
 
-    /** Wakes the loop if it is parked past {@code deadline} (I1, I2). */
-    private void wakeFor(long deadline) {
-        for (;;) {
-            long w = wakeAt;
-            if (w == AWAKE || deadline >= w) {
-                return; // awake: it checks the inbox before it blocks; or it wakes by itself in time
-            }
-            if (WAKE_AT.compareAndSet(this, w, AWAKE)) {
-                wakeups.incrementAndGet();
-                selector.wakeup();
-                return;
-            }
-        }
+    /** Wakes the loop if it is parked past {@code due} (I1, I2). */
+    private void wakeFor(long due) {
+        park.wakeFor(due, sleeper);
     }
 
     private void advanceRunState(int target) {
@@ -535,8 +545,8 @@ public final class EventLoop implements Scheduler, AutoCloseable {
             while (runState == RUNNING) {
                 select();
                 processReady();
-                fireDueTimers();
                 runInbox();
+                fireDueTimers();
             }
         } catch (Throwable fatal) { // the selector failed: nothing more can be waited for
             report(fatal);
@@ -552,28 +562,44 @@ public final class EventLoop implements Scheduler, AutoCloseable {
 
     private void select() throws IOException {
         assert inEventLoop();
-        long deadline = timers.isEmpty() ? FOREVER : timers.peek().deadline;
+        long wake = timers.nextWake(); // clears the wheel's dirty flag, then scans (part 5)
         long now = relativeNanos();
-        if (!inbox.isEmpty() || deadline <= now) {
+        if (!inbox.isEmpty() || wake <= now) {
             selector.selectNow(collectReady);
             return;
         }
         Thread.interrupted(); // an interrupt would make every select return at once
         parks++; // the only writer
-        WAKE_AT.setVolatile(this, deadline); // I3: parked value, then the check
-        if (!inbox.isEmpty() || runState != RUNNING) {
-            WAKE_AT.setVolatile(this, AWAKE);
+        if (!park.park(wake, sleeper)) {
             selector.selectNow(collectReady);
             return;
         }
-        if (deadline == FOREVER) {
-            selector.select(collectReady);
-        } else {
-            long nanos = deadline - now;
-            long millis = nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1); // round up: never early
-            selector.select(collectReady, millis);
+        try {
+            if (wake == FOREVER) {
+                selector.select(collectReady);
+            } else {
+                long nanos = wake - now;
+                long millis = nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1); // round up: never early
+                selector.select(collectReady, millis);
+            }
+        } finally {
+            park.awake();
         }
-        WAKE_AT.setVolatile(this, AWAKE); // I3
+    }
+
+    /** The selector, as the park protocol sees it. */
+    private final class Sleeper implements Parking.Sleeper {
+        @Override
+        public boolean hasWork(long deadline) {
+            // a push into the wheel matters only if its slot must be taken before the deadline
+            return !inbox.isEmpty() || runState != RUNNING || (timers.isDirty() && timers.nextWake() < deadline);
+        }
+
+        @Override
+        public void wakeup() {
+            wakeups.incrementAndGet();
+            selector.wakeup();
+        }
     }
 
     private void collect(SelectionKey key) {
@@ -606,19 +632,17 @@ public final class EventLoop implements Scheduler, AutoCloseable {
 
     private void fireDueTimers() {
         assert inEventLoop();
-        if (timers.isEmpty()) {
-            return;
-        }
         long now = relativeNanos();
+        timers.advance(now); // I3: every timer due by now is in the heap
         LoopTimer t;
-        while ((t = timers.peek()) != null && t.deadline <= now) {
-            timers.poll();
+        while ((t = timers.pollDue(now)) != null) {
             timersChanged();
             Runnable task = t.take();
             if (task != null) {
                 runTask(task);
             }
         }
+        timersChanged();
     }
 
     private void runInbox() {
@@ -644,7 +668,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
             }
         } else if (n instanceof LoopTimer t) {
             if (runState != RUNNING) {
-                t.take(); // shutting down: dropped
+                drop(t); // shutting down
             } else if (t.isPending()) {
                 timers.add(t);
                 timersChanged();
@@ -669,7 +693,22 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     }
 
     private void timersChanged() {
-        PUBLISHED_TIMERS.setRelease(this, timers.size());
+        PUBLISHED_TIMERS.setRelease(this, timers.heldKnown());
+    }
+
+    /**
+     * Drops a timer the terminating loop still holds: it will never run; a task that is also a
+     * {@link Cancellable} is told (Scheduler.schedule's contract), on the loop thread.
+     */
+    private void drop(LoopTimer t) {
+        Runnable task = t.take();
+        if (task instanceof Cancellable c) {
+            try {
+                c.cancel();
+            } catch (Throwable e) {
+                report(e);
+            }
+        }
     }
 
     /** The end: pending I/O cancelled, timers dropped, the inbox closed and drained, selector closed. */
@@ -691,9 +730,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
                 }
             }
         }
-        for (LoopTimer t : timers.clear()) {
-            t.take();
-        }
+        timers.close(this::drop); // the wheel refuses pushes from now on
         timersChanged();
         Inbox.Node n = inbox.close();
         while (n != null) {
@@ -706,10 +743,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
             }
             n = next;
         }
-        for (LoopTimer t : timers.clear()) { // none can have been added; kept for safety
-            t.take();
-        }
-        timersChanged();
+        assert timers.heldKnown() == 0 : "a timer was added while terminating";
         try {
             selector.close();
         } catch (IOException e) {
@@ -735,14 +769,12 @@ public final class EventLoop implements Scheduler, AutoCloseable {
         }
     }
 
-    private static final VarHandle WAKE_AT;
     private static final VarHandle RUN_STATE;
     private static final VarHandle PUBLISHED_TIMERS;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
-            WAKE_AT = l.findVarHandle(EventLoop.class, "wakeAt", long.class);
             RUN_STATE = l.findVarHandle(EventLoop.class, "runState", int.class);
             PUBLISHED_TIMERS = l.findVarHandle(EventLoop.class, "publishedTimers", int.class);
         } catch (ReflectiveOperationException e) {

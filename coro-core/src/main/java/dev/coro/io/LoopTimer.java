@@ -5,8 +5,9 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * A timer of an {@link EventLoop}: the handle {@link EventLoop#schedule} returns, the heap entry,
- * and (when scheduled from another thread) the inbox node that carries it to the loop.
+ * A timer of an {@link EventLoop}: the handle {@link EventLoop#schedule} returns, and the one object
+ * the loop keeps for it: the heap entry, the node of a wheel slot's chain or owned list, and (when
+ * it cannot go into the wheel from another thread) the inbox node that carries it to the loop.
  *
  * <p>It fires or is cancelled, exactly once: both take the task with one atomic exchange, so a timer
  * whose {@link #cancel()} returned true never runs, and a fired or cancelled timer keeps no reference
@@ -15,38 +16,60 @@ import java.lang.invoke.VarHandle;
 final class LoopTimer extends Inbox.Node implements Cancellable {
     /* Implementation overview.
      *
-     * 1. Representation. task (volatile Runnable): the task while pending; null once fired or
-     *    cancelled (terminal). deadline: loop-relative nanoseconds, final. index, seq: the heap's,
-     *    loop-confined (index -1 when not in the heap).
+     * 1. Representation. task (volatile Runnable): the task while pending; null once fired,
+     *    cancelled or dropped (terminal). deadline: loop-relative nanoseconds, final. index: where
+     *    the loop holds it (below); seq: heap arrival order; prev, next: links of a chain or list.
+     *      index >= 0       in the heap, at that slot                         (loop)
+     *      NOT_HELD (-1)    not held: new, in the inbox, fired, removed        (loop, or the scheduler
+     *                       before it pushes)
+     *      INCOMING (-2)    in a wheel slot's pushed chain                      (set by the pusher
+     *                       before its CAS; changed by the loop once it takes the chain)
+     *      OWNED (-3)       in a wheel slot's list, owned by the loop           (loop)
      * 2. Transitions. pending -> fired: the loop exchanges task for null, then runs it.
      *    pending -> cancelled: cancel() exchanges task for null (any thread), then removes the
      *    entry: at once on the loop thread, else through a removal node in the inbox.
-     * 3. Linearization points. fire and cancel: the getAndSet of task; isPending: its read.
+     *    pending -> dropped: the terminating loop exchanges task for null and tells the task
+     *    (EventLoop.drop).
+     * 3. Linearization points. fire, cancel, drop: the getAndSet of task; isPending: its read.
      * 4. Invariants. I1 exactly one getAndSet returns the task. I2 a cancelled timer leaves the
-     *    heap: the removal node follows the timer's own insertion node in the inbox (both pushed by
-     *    threads ordered by happens-before), or the loop removes it directly; the loop also skips an
-     *    insertion whose timer is already cancelled.
-     * 5. Memory ordering. task is volatile; the constructor's fields are published by the inbox
-     *    push (release) or are loop-confined.
+     *    loop's structures: the removal node follows the timer's own insertion (an inbox push or a
+     *    wheel push, both by threads ordered by happens-before before the cancel), or the loop
+     *    removes it directly; the loop also skips a timer that is already cancelled whenever it
+     *    takes one in (from the inbox, or from a wheel slot into the heap).
+     * 5. Memory ordering. task is volatile, but its first write (in the constructor) is plain: like
+     *    the other fields it is published by the inbox or wheel push (release) that hands the timer
+     *    to the loop, and the handle reaches other threads only after that push; a timer scheduled
+     *    on the loop thread stays there until handed over by some other publication. The rest is
+     *    loop-confined.
      * 6. Progress. Wait-free (one exchange), apart from the inbox push (lock-free).
-     * 7. Races. cancel vs fire: the exchange decides; the loser does nothing.
+     * 7. Races. cancel vs fire vs drop: the exchange decides; the losers do nothing.
      * 8. Resumption. The loop runs the task itself, on the loop thread.
      * 9. References. The same one-exchange decision as dev.coro.internal.TimerThread.Timer.
      */
 
+    /** index: held nowhere. */
+    static final int NOT_HELD = -1;
+    /** index: pushed into a wheel slot's chain, not yet taken by the loop. */
+    static final int INCOMING = -2;
+    /** index: in a wheel slot's list owned by the loop. */
+    static final int OWNED = -3;
+
     final EventLoop loop;
     /** When it is due, in the loop's relative nanoseconds. */
     final long deadline;
-    /** Position in the heap, or -1; loop-confined. */
-    int index = -1;
-    /** Arrival order among equal deadlines; loop-confined. */
+    /** Where the loop holds it: a heap slot, or NOT_HELD, INCOMING, OWNED. */
+    int index = NOT_HELD;
+    /** Arrival order among equal deadlines in the heap; loop-confined. */
     long seq;
+    /** The previous timer of an owned list (the list's last one, for its first); loop-confined. */
+    LoopTimer prev;
     private volatile Runnable task;
 
     LoopTimer(EventLoop loop, Runnable task, long deadline) {
         this.loop = loop;
         this.deadline = deadline;
-        this.task = task;
+        TASK.set(this, task); // plain, not a volatile store (a full fence): the push that hands the
+                              // timer over publishes it (5)
     }
 
     /** Takes the task for running (loop) or dropping: the one winner gets it, others null. */

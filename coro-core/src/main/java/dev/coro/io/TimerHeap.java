@@ -7,11 +7,12 @@ import java.util.Arrays;
  * every timer knows its own slot ({@link LoopTimer#index}), so that a cancelled timer is removed in
  * O(log n) instead of staying behind as a flagged corpse.
  *
- * <p>Why a heap and not a hashed or hierarchical wheel: a heap fires each timer at its exact
- * deadline (a wheel rounds deadlines to its tick, which alone costs up to one tick of lateness), keeps
- * nothing per empty tick, and still adds a timer with random deadline in O(1) expected swaps; removal
- * by index is O(log4 n). A 4-ary heap is half as deep as a binary one and its four children share a
- * cache line or two, which matters at a million timers.
+ * <p>Why a heap and not only a hashed or hierarchical wheel: a heap fires each timer at its exact
+ * deadline (a wheel rounds deadlines to its tick, which alone costs up to one tick of lateness), and
+ * adds a timer with random deadline in O(1) expected swaps; removal by index is O(log4 n). A 4-ary
+ * heap is half as deep as a binary one and its four children share a cache line or two. The loop's
+ * {@link TimerWheel} sits in front of it only to defer the sorting (see {@link LoopTimers}): the heap
+ * then holds the timers of the next tick or two, and those beyond the wheel.
  *
  * <p>Confined to the loop thread: no synchronization.
  */
@@ -37,7 +38,7 @@ final class TimerHeap {
         return size == 0 ? null : heap[0];
     }
 
-    /** Adds {@code t}, which must not be held already. */
+    /** Adds {@code t}, which must not be in the heap already. */
     void add(LoopTimer t) {
         assert t.index < 0 : "timer already in the heap";
         t.seq = arrivals++;
@@ -71,7 +72,7 @@ final class TimerHeap {
     LoopTimer[] clear() {
         LoopTimer[] all = Arrays.copyOf(heap, size);
         for (LoopTimer t : all) {
-            t.index = -1;
+            t.index = LoopTimer.NOT_HELD;
         }
         heap = new LoopTimer[MIN_CAPACITY];
         size = 0;
@@ -80,7 +81,7 @@ final class TimerHeap {
 
     private void removeAt(int i) {
         LoopTimer removed = heap[i];
-        removed.index = -1;
+        removed.index = LoopTimer.NOT_HELD;
         int last = --size;
         LoopTimer moved = heap[last];
         heap[last] = null;

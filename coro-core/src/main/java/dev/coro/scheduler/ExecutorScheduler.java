@@ -12,7 +12,8 @@ import java.util.concurrent.RejectedExecutionException;
  * The scheduler of {@link Scheduler#from(Executor)}: hands work to an executor, wrapped so that the
  * thread running it knows it runs this adapter's work ({@link #isCurrent()}). Timers wait on the
  * shared {@link TimerThread}, which then hands the task to the executor (a rejection at that point
- * drops the task: the executor was shut down meanwhile).
+ * drops the task: the executor was shut down meanwhile; a task that is a {@link Cancellable} is then
+ * cancelled, on the timer thread, as {@link Scheduler#schedule} says).
  *
  * <p>Shutdown is the executor's: its {@link RejectedExecutionException} propagates from
  * {@link #execute}; {@link #schedule} checks {@link ExecutorService#isShutdown()} when the executor is

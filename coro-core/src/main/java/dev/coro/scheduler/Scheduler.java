@@ -38,6 +38,13 @@ public interface Scheduler extends Executor {
     /**
      * Runs {@code task} on this scheduler once {@code delay} has passed on its clock; never early.
      *
+     * <p><b>Dropped timers.</b> A scheduler that shuts down (or refuses the task when it comes due)
+     * drops the timer: the task never runs. If {@code task} is also a {@link Cancellable}, the
+     * scheduler then calls its {@code cancel()} once, on the thread that drops the timer, so that a
+     * wait built on the timer can end: {@code Task.delay} and {@code Task.timeout} complete on the
+     * cancelled channel this way. A timer cancelled through the returned handle is not dropped: its
+     * task is not told.
+     *
      * @param task what to run
      * @param delay how long to wait; zero or negative means as soon as possible
      * @return a handle whose {@code cancel()} prevents the run if it has not started; a cancelled

@@ -45,7 +45,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #execute} called from other threads, and {@link #schedule} called from any thread, throw
  * {@link RejectedExecutionException}. Work already accepted still runs, and so does work that it
  * submits from the pool's own threads, so a graph of tasks in flight can finish. Pending timers
- * are cancelled. The pool terminates once every worker is idle and every queue is empty.
+ * are dropped: cancelled, and a timer task that is a {@link Cancellable} is cancelled too (see
+ * {@link Scheduler#schedule}), so a {@code Task.delay} pending on the pool completes on the cancelled
+ * channel (its continuation runs on the thread that shut the pool down, the pool refusing it). The
+ * pool terminates once every worker is idle and every queue is empty.
  * {@link #shutdownNow()} also drops queued work and interrupts running tasks. {@link #close()} is
  * {@code shutdown()} followed by waiting for termination.
  *
@@ -232,7 +235,8 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
 
     private void fire(Runnable task) {
         if (runState != RUNNING) {
-            return; // a timer that fired while shutdown cancelled it: dropped like the others
+            TimerThread.dropped(task); // a timer that fired while shutdown cancelled it: dropped like the others
+            return;
         }
         execute(task);
     }
@@ -271,9 +275,9 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     }
 
     /**
-     * Stops accepting work from outside the pool and cancels pending timers; accepted work, and the
-     * work it submits from the pool's threads, still runs. Does not wait: see
-     * {@link #awaitTermination(Duration)} and {@link #close()}. Idempotent.
+     * Stops accepting work from outside the pool and drops pending timers (as the class comment
+     * says); accepted work, and the work it submits from the pool's threads, still runs. Does not
+     * wait: see {@link #awaitTermination(Duration)} and {@link #close()}. Idempotent.
      *
      * {@snippet :
      * pool.shutdown();
@@ -289,7 +293,7 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     }
 
     /**
-     * Stops the pool now: rejects all further work, cancels pending timers, removes the queued work
+     * Stops the pool now: rejects all further work, drops pending timers, removes the queued work
      * that has not started and returns it, and interrupts the workers (running tasks see the
      * interrupt; they are not otherwise stopped). Best effort, like {@code ExecutorService}'s: a task
      * a worker was taking at that moment may still run, or neither run nor be returned. Idempotent.

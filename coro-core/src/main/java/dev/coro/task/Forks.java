@@ -27,8 +27,32 @@ final class Forks {
     static void timeout(Task<?> task, Duration timeout, AsyncStep parent) {
         Group group = new Group(List.of(task), parent, Group.TIMEOUT);
         group.timeout = timeout;
-        group.timer = parent.context().scheduler().schedule(group::timedOut, timeout);
+        group.timer = parent.context().scheduler().schedule(new TimeoutTimer(group), timeout);
         group.start();
+    }
+
+    /**
+     * The timer task of a timeout: when it fires, the child is cancelled and the parent fails with a
+     * TimeoutException; when its scheduler drops it (shutdown: Scheduler.schedule), the child is
+     * cancelled and the parent ends with the child's outcome (cancelled, unless it ends otherwise).
+     */
+    private static final class TimeoutTimer implements Runnable, Cancellable {
+        private final Group group;
+
+        TimeoutTimer(Group group) {
+            this.group = group;
+        }
+
+        @Override
+        public void run() {
+            group.timedOut();
+        }
+
+        @Override
+        public boolean cancel() {
+            group.source.cancel();
+            return true;
+        }
     }
 
     /** A cancellation group of child fibers and the rule that turns their outcomes into one. */

@@ -1,5 +1,6 @@
 package dev.coro.task;
 
+import dev.coro.cancel.Cancellable;
 import dev.coro.cancel.CancellationSource;
 import dev.coro.cancel.Registration;
 import dev.coro.scheduler.Scheduler;
@@ -203,7 +204,10 @@ public abstract class Task<T> {
 
     /**
      * Returns a task that completes with a null value once {@code delay} has passed on its
-     * scheduler's clock (never early). Cancelling it cancels the timer, which then holds nothing.
+     * scheduler's clock (never early). Cancelling it cancels the timer, which then holds nothing. If
+     * the scheduler shuts down first and drops the timer ({@link Scheduler#schedule}), the task
+     * completes on the cancelled channel; if it is already shut down, the task fails with its
+     * {@link java.util.concurrent.RejectedExecutionException}.
      *
      * @param delay how long to wait; zero or negative completes at once
      * @return the task
@@ -215,9 +219,28 @@ public abstract class Task<T> {
             return value(null);
         }
         return create(completer -> {
-            var timer = completer.context().scheduler().schedule(() -> completer.complete(null), delay);
+            var timer = completer.context().scheduler().schedule(new DelayTimer(completer), delay);
             completer.onCancel(timer::cancel);
         });
+    }
+
+    /** The timer task of {@link #delay}: completes the wait when it fires, cancels it when dropped. */
+    private static final class DelayTimer implements Runnable, Cancellable {
+        private final Completer<Void> completer;
+
+        DelayTimer(Completer<Void> completer) {
+            this.completer = completer;
+        }
+
+        @Override
+        public void run() {
+            completer.complete(null);
+        }
+
+        @Override
+        public boolean cancel() { // the scheduler dropped the timer (Scheduler.schedule)
+            return completer.cancel();
+        }
     }
 
     /**
@@ -523,7 +546,9 @@ public abstract class Task<T> {
     /**
      * Returns a task that fails with {@link TimeoutException} (on the error channel) if this task has
      * not ended within {@code timeout} on its scheduler's clock. On timeout this task is cancelled and
-     * waited for; if it still ends with a value or an error, that outcome is kept.
+     * waited for; if it still ends with a value or an error, that outcome is kept. If the scheduler
+     * shuts down first and drops the timer ({@link Scheduler#schedule}), this task is cancelled too,
+     * and the result is its outcome (cancelled, unless it still ends otherwise), never a timeout.
      *
      * @param timeout the limit; must be positive
      * @return the task

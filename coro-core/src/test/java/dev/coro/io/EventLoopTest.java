@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.cancel.Cancellable;
 import dev.coro.sync.Event;
+import dev.coro.task.Outcome;
 import dev.coro.task.Task;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -282,6 +283,92 @@ class EventLoopTest {
         assertFalse(a.cancel(), "a dropped timer is no longer pending");
         assertFalse(b.get().cancel());
         assertEquals(0, fired.get());
+    }
+
+    /** What a task ended with, and on which thread its continuation ran. */
+    static <T> Task<String> describe(Task<T> task) {
+        return task.outcome().map(o -> (o instanceof Outcome.Cancelled ? "cancelled" : o.toString()) + " on "
+                + Thread.currentThread().getName());
+    }
+
+    @Test
+    void delaysAndTimeoutsPendingOnAGracefulShutdownCompleteCancelledOnTheLoop() throws Exception {
+        delaysAndTimeoutsPendingAtShutdownCompleteCancelled(false);
+    }
+
+    @Test
+    void delaysAndTimeoutsPendingOnAnImmediateShutdownCompleteCancelledOnTheLoop() throws Exception {
+        delaysAndTimeoutsPendingAtShutdownCompleteCancelled(true);
+    }
+
+    private static void delaysAndTimeoutsPendingAtShutdownCompleteCancelled(boolean now) throws Exception {
+        EventLoop loop = EventLoop.start("closing-loop");
+        List<CompletableFuture<String>> waits = List.of(
+                describe(Task.delay(Duration.ofMillis(500))).startOn(loop).toCompletableFuture(), // the wheel
+                describe(Task.delay(Duration.ofHours(1))).startOn(loop).toCompletableFuture(), // the heap
+                describe(Task.<String>never().timeout(Duration.ofHours(1))).startOn(loop).toCompletableFuture());
+        CountDownLatch started = new CountDownLatch(1);
+        loop.execute(started::countDown); // runs after the three tasks have suspended (submission order)
+        started.await();
+        assertEquals(3, (int) EventLoopTimerTest.onLoop(loop, loop::pendingTimers));
+        if (now) {
+            loop.shutdownNow();
+        } else {
+            loop.shutdown();
+        }
+        assertTrue(loop.awaitTermination(Duration.ofMinutes(1)));
+        for (CompletableFuture<String> w : waits) {
+            assertEquals("cancelled on closing-loop", w.get());
+        }
+        assertEquals(0, loop.pendingTimers());
+    }
+
+    /** A timer task that counts its runs and its cancels, and where the cancel came from. */
+    static final class CountingTask implements Runnable, Cancellable {
+        final AtomicInteger runs = new AtomicInteger();
+        final AtomicInteger cancels = new AtomicInteger();
+        volatile String cancelledOn;
+
+        @Override
+        public void run() {
+            runs.incrementAndGet();
+        }
+
+        @Override
+        public boolean cancel() {
+            cancelledOn = Thread.currentThread().getName();
+            return cancels.incrementAndGet() == 1;
+        }
+    }
+
+    @Test
+    void timersDroppedAtShutdownCancelTheirCancellableTasksOnceWhereverTheyWait() throws Exception {
+        EventLoop loop = EventLoop.start("dropping-loop");
+        CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        loop.execute(() -> {
+            busy.countDown();
+            awaitQuietly(release);
+        });
+        busy.await();
+        CountingTask inWheel = new CountingTask();
+        CountingTask inInbox = new CountingTask();
+        CountingTask farInInbox = new CountingTask();
+        CountingTask cancelledFirst = new CountingTask();
+        loop.schedule(inWheel, Duration.ofMillis(500)); // pushed into its wheel slot
+        loop.schedule(inInbox, Duration.ZERO); // due at once: through the inbox, not yet taken
+        loop.schedule(farInInbox, Duration.ofHours(1)); // beyond the wheel: through the inbox
+        assertTrue(loop.schedule(cancelledFirst, Duration.ofMillis(500)).cancel());
+        loop.shutdown();
+        release.countDown();
+        assertTrue(loop.awaitTermination(Duration.ofMinutes(1)));
+        for (CountingTask t : List.of(inWheel, inInbox, farInInbox)) {
+            assertEquals(0, t.runs.get());
+            assertEquals(1, t.cancels.get());
+            assertEquals("dropping-loop", t.cancelledOn);
+        }
+        assertEquals(0, cancelledFirst.runs.get());
+        assertEquals(0, cancelledFirst.cancels.get(), "a timer cancelled through its handle is not dropped");
     }
 
     @Test

@@ -294,6 +294,41 @@ class EventLoopTimerTest {
         }
     }
 
+    /**
+     * The same in the wheel (due within its span): a million timers pushed into their slots from
+     * another thread, half cancelled from there and half on the loop; each timer either fired or was
+     * cancelled (however slow the machine), and the loop ends holding none.
+     */
+    @Test
+    void aMillionTimersInTheWheelAreCheapToAddAndCancel() throws Exception {
+        int n = 1_000_000;
+        try (EventLoop loop = EventLoop.start()) {
+            AtomicInteger fired = new AtomicInteger();
+            SplittableRandom rnd = new SplittableRandom(11);
+            Cancellable[] handles = new Cancellable[n];
+            for (int i = 0; i < n; i++) {
+                handles[i] = loop.schedule(fired::incrementAndGet, Duration.ofMillis(1000 + rnd.nextInt(1000)));
+            }
+            int cancelled = 0;
+            for (int i = 0; i < n; i += 2) {
+                if (handles[i].cancel()) {
+                    cancelled++;
+                }
+            }
+            cancelled += onLoop(loop, () -> {
+                int c = 0;
+                for (int i = 1; i < n; i += 2) {
+                    if (handles[i].cancel()) { // on the loop: O(1) in the wheel
+                        c++;
+                    }
+                }
+                return c;
+            });
+            assertEquals(0, (int) onLoop(loop, loop::pendingTimers));
+            assertEquals(n, cancelled + fired.get(), "each timer fired or was cancelled");
+        }
+    }
+
     @Test
     void schedulingFromTheLoopWhileItRunsTimersKeepsOrder() throws Exception {
         try (EventLoop loop = EventLoop.start()) {
