@@ -428,6 +428,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
         while (true) {
             try {
                 terminated.await();
+                thread.join(); // the latch opens just before the thread ends: join it, as promised
                 break;
             } catch (InterruptedException e) {
                 interrupted = true;
