@@ -1,0 +1,55 @@
+package dev.coro.gate;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import dev.coro.task.Outcome;
+import dev.coro.task.Task;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Where admitted work runs: a waiter resumed inline on the thread whose exit admitted it runs after
+ * that thread has let go of the gate's decision, not inside it (AdmissionGate overview 8). Inside
+ * it, every other thread's fast path would fail and queue while the admitted work ran.
+ */
+class GateResumptionTest {
+
+    @Test
+    void workAdmittedInlineRunsAfterTheOwnerHasLetGo() throws Exception {
+        CapacityGate gate = new CapacityGate(2);
+        Admission first = gate.acquire().join();
+        Admission second = gate.acquire().join();
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch checked = new CountDownLatch(1);
+        // started on this thread (inline scheduler): it queues at once, and when admitted it resumes
+        // inline on the admitting thread, which it then blocks until the check below is done
+        CompletableFuture<Void> waiter = gate.within(Task.fromRunnable(() -> {
+            running.countDown();
+            await(checked);
+        })).toCompletableFuture();
+        assertEquals(0, gate.available());
+        Thread exiting = Thread.ofPlatform().start(first::exit); // admits the waiter, which runs there
+        running.await();
+        second.exit(); // from another thread, while the admitted work runs
+        Outcome<Admission> now = gate.tryAcquire().outcome().join();
+        checked.countDown();
+        exiting.join();
+        waiter.join();
+        Outcome.Value<?> admitted = assertInstanceOf(Outcome.Value.class, now,
+                "the free slot was declined: the admitted work ran while its thread owned the decision");
+        ((Admission) admitted.value()).exit();
+        assertEquals(2, gate.available());
+        gate.closeAndCheck();
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
