@@ -1,6 +1,7 @@
 package dev.coro.task;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.scheduler.Scheduler;
 import dev.coro.scheduler.WorkStealingPool;
@@ -44,7 +45,7 @@ class DroppedTimerTest {
             }
             assertEquals("cancelled", delay.get());
             assertEquals("cancelled", timeout.get());
-            assertEquals(true, pool.awaitTermination(Duration.ofMinutes(1)));
+            assertTrue(pool.awaitTermination(Duration.ofMinutes(1)));
         }
     }
 
@@ -62,7 +63,7 @@ class DroppedTimerTest {
                 .toCompletableFuture();
         assertEquals("cancelled", delay.get()); // the due timer's hand-off was refused: dropped
         thread.shutdown();
-        assertEquals(true, thread.awaitTermination(1, TimeUnit.MINUTES));
+        assertTrue(thread.awaitTermination(1, TimeUnit.MINUTES));
     }
 
     @Test
@@ -70,7 +71,7 @@ class DroppedTimerTest {
         WorkStealingPool pool = WorkStealingPool.create(1);
         String r = describe(Task.fromRunnable(pool::shutdown).then(Task.delay(Duration.ofHours(1)))).startOn(pool)
                 .toCompletableFuture().get();
-        assertEquals(true, r.startsWith("Failure[error=java.util.concurrent.RejectedExecutionException"), r);
+        assertTrue(r.startsWith("Failure[error=java.util.concurrent.RejectedExecutionException"), r);
         pool.close();
     }
 }
