@@ -133,6 +133,11 @@ public final class PhaseGate extends AdmissionGate {
      *        without P4 the 1,000-phase stress test hangs). With P4, while boundary k admits, the
      *        only arrivals that reach the queue are its own late ones: for a fixed set of parties
      *        participants, the oldest parties waiters when k opens are exactly k's arrivals.
+     *        Counting after the push instead (an engine door that pushes, then signals) is not
+     *        enough: a cancelled arrival's count outlives its waiter (the owner skips the settled
+     *        node before the cancellation request reaches ruleWaitersCancelled), so a later arrival
+     *        would take its place; PhaseGateLincheckTest found that when it was tried. The window
+     *        keeps later arrivals out of the queue until the boundary has admitted all its own.
      *    P5: every window is set: at quota 0, or by a break or a close (with part 5's re-check).
      *
      * 5. Memory ordering. window and phase are written by the owner before the admit CAS of any
