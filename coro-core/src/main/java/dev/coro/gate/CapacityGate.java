@@ -9,12 +9,13 @@ package dev.coro.gate;
  * operations have not yet left.
  *
  * <p><b>Fairness.</b> Strictly FIFO: waiters are admitted in the order their acquisition reached the
- * gate, and a newcomer never overtakes a queued waiter (no barging). Every waiter is eventually
+ * gate, and a newcomer never overtakes a queued waiter (no barging): a slot freed while a waiter is
+ * queued goes to the oldest waiter, and a newcomer takes a free slot only when every queued waiter
+ * already has one on its way. Every waiter is eventually
  * admitted while admitted work completes and the gate stays open.
  *
  * <p><b>Try.</b> {@link #tryWithin(dev.coro.task.Task)} and {@link #tryAcquire()} admit only if
- * a slot is free, nobody is queued and no other thread is deciding an admission at that instant;
- * otherwise they complete on the cancelled channel without queueing and without running the work.
+ * a slot is free and no queued waiter is still owed one; otherwise they complete on the cancelled channel without queueing and without running the work.
  *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter on the cancelled channel, and every
  * later acquisition completes cancelled without running its work; admitted work runs to its end.
@@ -34,7 +35,8 @@ package dev.coro.gate;
  * <p><b>Bad input.</b> {@code capacity <= 0}: {@link IllegalArgumentException}; a null task or body:
  * {@link NullPointerException}.
  *
- * <p><b>Thread-safety and memory effects.</b> Lock-free. Actions of an operation before it leaves
+ * <p><b>Thread-safety and memory effects.</b> Lock-free; while nobody waits, entering and leaving
+ * are one atomic instruction each. Actions of an operation before it leaves
  * the gate happen-before the admission of the waiter that takes its slot.
  *
  * {@snippet :
@@ -43,11 +45,7 @@ package dev.coro.gate;
  * Task<Void> maybe = serviceGate.tryWithin(refreshSnapshot());       // cancelled if all 8 are busy
  * }
  */
-public final class CapacityGate extends SingleDoorGate {
-    private final int capacity;
-    /** Free slots; owner only (AdmissionGate I1), read racily by {@link #available()}. */
-    private int free;
-
+public final class CapacityGate extends PermitGate {
     /**
      * Creates an open gate with {@code capacity} free slots.
      *
@@ -55,11 +53,14 @@ public final class CapacityGate extends SingleDoorGate {
      * @throws IllegalArgumentException if {@code capacity <= 0}
      */
     public CapacityGate(int capacity) {
+        super(checkCapacity(capacity));
+    }
+
+    private static int checkCapacity(int capacity) {
         if (capacity <= 0) {
             throw new IllegalArgumentException("capacity must be positive, got " + capacity);
         }
-        this.capacity = capacity;
-        this.free = capacity;
+        return capacity;
     }
 
     /**
@@ -68,7 +69,7 @@ public final class CapacityGate extends SingleDoorGate {
      * @return the most operations admitted at once
      */
     public int capacity() {
-        return capacity;
+        return permits();
     }
 
     /**
@@ -78,37 +79,12 @@ public final class CapacityGate extends SingleDoorGate {
      * @return free slots, between 0 and the capacity
      */
     public int available() {
-        return (int) Math.min(capacity, free + pendingReleasesSnapshot());
-    }
-
-    @Override
-    boolean ruleTryEnter(int kind) {
-        if (free == 0) {
-            return false;
-        }
-        free--;
-        return true;
-    }
-
-    @Override
-    boolean ruleCanEnter() {
-        return free > 0;
-    }
-
-    @Override
-    void ruleLeave(long released) {
-        free += (int) released;
-        assert free <= capacity : "more slots given back than taken: " + free + " > " + capacity;
-    }
-
-    @Override
-    int ruleAdmitted() {
-        return capacity - free;
+        return freePermits();
     }
 
     @Override
     public String toString() {
-        return "CapacityGate[capacity=" + capacity + ", available=" + available()
+        return "CapacityGate[capacity=" + capacity() + ", available=" + available()
                 + (isClosed() ? ", closed]" : "]");
     }
 }

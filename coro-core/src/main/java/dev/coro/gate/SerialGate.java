@@ -13,8 +13,7 @@ package dev.coro.gate;
  * admitted while admitted work completes and the gate stays open.
  *
  * <p><b>Try.</b> {@link #tryWithin(dev.coro.task.Task)} and {@link #tryAcquire()} admit only if
- * the gate is free, nobody is queued and no other thread is deciding an admission at that instant;
- * otherwise they complete on the cancelled channel without queueing and without running the work.
+ * the gate is free and not being handed to a queued waiter; otherwise they complete on the cancelled channel without queueing and without running the work.
  *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter on the cancelled channel, and every
  * later acquisition completes cancelled without running its work; admitted work runs to its end.
@@ -32,7 +31,8 @@ package dev.coro.gate;
  *
  * <p><b>Bad input.</b> A null task or body: {@link NullPointerException}.
  *
- * <p><b>Thread-safety and memory effects.</b> Lock-free. Actions of an operation before it leaves
+ * <p><b>Thread-safety and memory effects.</b> Lock-free; while nobody waits, entering and leaving
+ * are one atomic instruction each. Actions of an operation before it leaves
  * the gate happen-before the actions of the next admitted operation.
  *
  * {@snippet :
@@ -40,46 +40,20 @@ package dev.coro.gate;
  * Task<Void> update = cacheGate.within(Task.fromRunnable(() -> cache.put(key, value)));
  * }
  */
-public final class SerialGate extends SingleDoorGate {
-    /** Whether an operation is admitted; owner only (AdmissionGate I1). */
-    private boolean busy;
-
+public final class SerialGate extends PermitGate {
     /** Creates an open, free gate. */
-    public SerialGate() {}
+    public SerialGate() {
+        super(1);
+    }
 
     /**
-     * Returns whether an operation is admitted: a snapshot for monitoring, exact when no operation
-     * is entering or leaving the gate.
+     * Returns whether an operation is admitted (or the gate is being handed to a waiter): a snapshot
+     * for monitoring, exact when no operation is entering or leaving the gate.
      *
      * @return whether admitted work is running
      */
     public boolean isBusy() {
-        return busy && pendingReleasesSnapshot() == 0;
-    }
-
-    @Override
-    boolean ruleTryEnter(int kind) {
-        if (busy) {
-            return false;
-        }
-        busy = true;
-        return true;
-    }
-
-    @Override
-    boolean ruleCanEnter() {
-        return !busy;
-    }
-
-    @Override
-    void ruleLeave(long released) {
-        assert busy && released == 1 : "serial gate released " + released + " while busy=" + busy;
-        busy = false;
-    }
-
-    @Override
-    int ruleAdmitted() {
-        return busy ? 1 : 0;
+        return freePermits() == 0;
     }
 
     @Override

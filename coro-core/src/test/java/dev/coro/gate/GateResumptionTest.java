@@ -18,29 +18,29 @@ class GateResumptionTest {
 
     @Test
     void workAdmittedInlineRunsAfterTheOwnerHasLetGo() throws Exception {
-        CapacityGate gate = new CapacityGate(2);
-        Admission first = gate.acquire().join();
-        Admission second = gate.acquire().join();
+        // readers decide under the engine's ownership (serial and capacity gates use the permit lane,
+        // whose try needs no owner, so they cannot show where the work ran relative to it)
+        ReadWriteGate gate = new ReadWriteGate();
+        Admission writer = gate.acquireWrite().join();
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch checked = new CountDownLatch(1);
         // started on this thread (inline scheduler): it queues at once, and when admitted it resumes
         // inline on the admitting thread, which it then blocks until the check below is done
-        CompletableFuture<Void> waiter = gate.within(Task.fromRunnable(() -> {
+        CompletableFuture<Void> reader = gate.withinRead(Task.fromRunnable(() -> {
             running.countDown();
             await(checked);
         })).toCompletableFuture();
-        assertEquals(0, gate.available());
-        Thread exiting = Thread.ofPlatform().start(first::exit); // admits the waiter, which runs there
+        assertEquals(0, gate.readers());
+        Thread exiting = Thread.ofPlatform().start(writer::exit); // admits the reader, which runs there
         running.await();
-        second.exit(); // from another thread, while the admitted work runs
-        Outcome<Admission> now = gate.tryAcquire().outcome().join();
+        Outcome<Admission> now = gate.tryAcquireRead().outcome().join(); // while the admitted work runs
         checked.countDown();
         exiting.join();
-        waiter.join();
+        reader.join();
         Outcome.Value<?> admitted = assertInstanceOf(Outcome.Value.class, now,
-                "the free slot was declined: the admitted work ran while its thread owned the decision");
+                "the second reader was declined: the admitted work ran while its thread owned the decision");
         ((Admission) admitted.value()).exit();
-        assertEquals(2, gate.available());
+        assertEquals(0, gate.readers());
         gate.closeAndCheck();
     }
 

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
  * Lincheck explores {@link PhaseGate} ({@link #PARTIES} parties) in model-checking and stress modes,
  * with the phase invariant as the checked state.
  *
- * <p><b>Why the operations answer nothing.</b> As in CapacityGateLincheckTest: which thread admits an
+ * <p><b>Why the operations answer nothing.</b> As in PermitGateLincheck: which thread admits an
  * arrival, and when, is not a function of the sequential history (a thread that cannot own the
  * decision leaves its signal or release to the owner), so every operation returns nothing and the
  * checked property is the state. Inside every admitted work (in every interleaving explored):

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * Lincheck explores {@link ReadWriteGate} in model-checking and stress modes with the readers-writer
  * admission invariant as the checked state.
  *
- * <p><b>Why the operations answer nothing.</b> As in {@link CapacityGateLincheckTest}: which thread
+ * <p><b>Why the operations answer nothing.</b> As in {@link PermitGateLincheck}: which thread
  * admits a waiter, and whether a try declines because another thread is deciding an admission at that
  * instant, are not functions of the sequential history, so every operation returns nothing and the
  * checked property is the state. At every admission (in every interleaving explored), counted with

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Lincheck explores {@link ReadinessGate} in model-checking and stress modes, with the admission
- * invariant as the checked state (see {@link GateProbe}; as in CapacityGateLincheckTest the
+ * invariant as the checked state (see {@link GateProbe}; as in PermitGateLincheck the
  * operations answer nothing, because which thread admits a waiter is not a function of the
  * sequential history). Checked at every admission in every explored interleaving: nothing is
  * admitted before {@code setReady()} has been called, and nothing started after a {@code close()}

@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
  *       costs one wakeup, and a loop that is awake gets none).</li>
  * </ul>
  * Every operation answers nothing, so any history is linearizable; the properties above are the
- * check (as in CapacityGateLincheckTest). Mutations that break the protocol fail it: no re-check
+ * check (as in PermitGateLincheck). Mutations that break the protocol fail it: no re-check
  * after the announcement, a check-then-set instead of the CAS in wakeFor, clearing the wheel's
  * dirty flag after the scan instead of before, a wheel push that does not set the flag.
  */

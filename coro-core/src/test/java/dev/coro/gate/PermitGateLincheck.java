@@ -1,0 +1,289 @@
+package dev.coro.gate;
+
+import dev.coro.LincheckSupport;
+import dev.coro.Stress;
+import dev.coro.task.Outcome;
+import dev.coro.task.Task;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import kotlin.Unit;
+import kotlin.reflect.KFunction;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
+import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lincheck explores a gate on the permit lane ({@link CapacityGateLincheckTest}: capacity 2,
+ * {@link SerialGateLincheckTest}: a serial gate) in model-checking and stress modes, with the
+ * admission invariant as the checked state. The lane (PermitGate) and the engine's hand-off under
+ * it are both exercised: a release that finds a waiter posts a credit through the owner.
+ *
+ * <p><b>Why the operations answer nothing.</b> Which thread admits a waiter is not a function of the
+ * sequential history: a release that cannot take ownership leaves its credit to the current owner
+ * (pending releases), so the waiter is admitted on the owner's thread, inside another operation
+ * (a push, a release, a close), and a try declines while a freed permit is still on its way to a
+ * queued waiter. An answer such as "whom did this release admit" or "did this try succeed"
+ * therefore has no sequential specification, just as WaitQueueLincheckTest separates taking from
+ * settling. So every operation returns nothing (every history is linearizable against the test
+ * run sequentially), and the checked property is the state: at every admission (in every
+ * interleaving the model checker explores) no more than the capacity are admitted, and in
+ * {@link #validate()} after each run, with everything quiescent:
+ * <ul>
+ *   <li>each waiter ended at most once, and a waiter whose cancel was requested has ended;</li>
+ *   <li>free slots = capacity minus admissions not yet exited (no slot lost or duplicated, also when
+ *       an admit lost to a cancel);</li>
+ *   <li>no missed signal: if a slot is free, no live waiter is still waiting (the owner's re-check);
+ *       once closed, no waiter is waiting at all.</li>
+ * </ul>
+ *
+ * <p><b>Operations.</b> {@code tryAcquire} is the tryWithin door's decision ({@link
+ * AdmissionGate#tryEnterNow(int)}); {@code acquire} starts {@code gate.acquire()} (inline scheduler) and
+ * keeps the waiter; {@code cancel} cancels the thread's latest waiter; {@code release} exits one
+ * admission that the thread holds (the admissions of a thread's waiters are its own, wherever they
+ * resumed); {@code close} closes the gate.
+ */
+@Param(name = "tid", gen = ThreadIdGen.class)
+public abstract class PermitGateLincheck {
+    static final int THREADS = 3;
+    private static final int SLOTS = THREADS + 2;
+
+    private final PermitGate gate;
+    private final int capacity;
+    private final AtomicInteger admitted = new AtomicInteger();
+    private volatile String broken;
+    private final List<Waiter> waiters = new CopyOnWriteArrayList<>();
+    @SuppressWarnings("unchecked")
+    private final ConcurrentLinkedQueue<Admission>[] held = new ConcurrentLinkedQueue[SLOTS];
+    // Slot tid is touched only by the thread that runs tid's operations.
+    private final Waiter[] latest = new Waiter[SLOTS];
+
+    /** Runs the test on {@code gate}: a serial or capacity gate (the permit lane). */
+    PermitGateLincheck(PermitGate gate) {
+        this.gate = gate;
+        this.capacity = gate.permits();
+        for (int i = 0; i < SLOTS; i++) {
+            held[i] = new ConcurrentLinkedQueue<>();
+        }
+    }
+
+    /** The try door's decision: admitted now, or declined. */
+    @Operation
+    public void tryAcquire(@Param(name = "tid") int tid) {
+        if (gate.tryEnterNow(0)) {
+            entered();
+            held[tid].add(new Admission(gate, 1));
+        }
+    }
+
+    /** Starts an acquisition and keeps it as this thread's latest waiter. */
+    @Operation
+    public void acquire(@Param(name = "tid") int tid) {
+        Waiter w = new Waiter(tid);
+        waiters.add(w);
+        latest[tid] = w;
+        w.future = gate.acquire().outcome().map(w::ended).toCompletableFuture();
+    }
+
+    /** Cancels this thread's latest waiter (a no-op if it has ended). */
+    @Operation
+    public void cancel(@Param(name = "tid") int tid) {
+        Waiter w = latest[tid];
+        if (w != null) {
+            w.cancelRequested = true;
+            w.future.cancel(false);
+        }
+    }
+
+    /** Exits one admission this thread holds, if any. */
+    @Operation
+    public void release(@Param(name = "tid") int tid) {
+        Admission a = held[tid].poll();
+        if (a != null) {
+            admitted.decrementAndGet(); // before the exit: it may admit a waiter inline
+            a.exit();
+        }
+    }
+
+    /** Closes the gate. */
+    @Operation
+    public void close() {
+        gate.close();
+    }
+
+    private void entered() {
+        int now = admitted.incrementAndGet();
+        if (now > capacity) {
+            broken = now + " admitted at once, capacity " + capacity;
+        }
+    }
+
+    /** After each run: the invariants in the class javadoc. */
+    @Validate
+    public void validate() {
+        if (broken != null) {
+            throw new AssertionError(broken);
+        }
+        int holding = 0;
+        for (ConcurrentLinkedQueue<Admission> q : held) {
+            holding += q.size();
+        }
+        if (holding != admitted.get()) {
+            throw new AssertionError(holding + " admissions held but " + admitted + " counted");
+        }
+        int free = gate.freePermits();
+        if (free != capacity - holding) {
+            throw new AssertionError(free + " free slots with " + holding + " held, capacity " + capacity);
+        }
+        for (Waiter w : waiters) {
+            int endings = w.endings.get();
+            if (endings > 1) {
+                throw new AssertionError("waiter of thread " + w.tid + " ended " + endings + " times");
+            }
+            if (endings == 0) {
+                if (w.cancelRequested) {
+                    throw new AssertionError("a cancelled waiter of thread " + w.tid + " is still waiting");
+                }
+                if (free > 0) {
+                    throw new AssertionError("missed signal: a slot is free and thread " + w.tid + "'s waiter waits");
+                }
+                if (gate.isClosed()) {
+                    throw new AssertionError("the gate is closed and thread " + w.tid + "'s waiter waits");
+                }
+            }
+        }
+    }
+
+    @Test
+    void modelChecking() {
+        long start = System.nanoTime();
+        new ModelCheckingOptions()
+                .addCustomScenario(releaseRacingCancelAndPush())
+                .addCustomScenario(closeRacingAdmission())
+                .iterations(Stress.scaled(20))
+                .invocationsPerIteration(300)
+                .threads(THREADS)
+                .actorsPerThread(3)
+                .actorsBefore(2)
+                .actorsAfter(1)
+                .check(getClass());
+        LincheckSupport.report(getClass(), "modelChecking", start);
+    }
+
+    @Test
+    @Tag("stress")
+    void stress() {
+        long start = System.nanoTime();
+        new StressOptions()
+                .addCustomScenario(releaseRacingCancelAndPush())
+                .addCustomScenario(closeRacingAdmission())
+                .iterations(Stress.scaled(20))
+                .invocationsPerIteration(1000)
+                .threads(THREADS)
+                .actorsPerThread(3)
+                .actorsBefore(2)
+                .actorsAfter(1)
+                .check(getClass());
+        LincheckSupport.report(getClass(), "stress", start);
+    }
+
+    /**
+     * Both slots held (threads 1 and 2), thread 3 waiting; thread 1 releases while thread 3 cancels
+     * and thread 2 releases and queues again: the pending-release hand-off, the admit racing the
+     * cancel and a push racing the owner's re-check.
+     */
+    static ExecutionScenario releaseRacingCancelAndPush() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.initial(t -> {
+                t.actor(op("tryAcquire"), 1);
+                t.actor(op("tryAcquire"), 2);
+                t.actor(op("acquire"), 3);
+                return Unit.INSTANCE;
+            });
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("release"), 1);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("release"), 2);
+                    t.actor(op("acquire"), 2);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("cancel"), 3);
+                    t.actor(op("release"), 3);
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
+    /** A full gate with a waiter; close races a release (which admits the waiter) and a new acquire. */
+    static ExecutionScenario closeRacingAdmission() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.initial(t -> {
+                t.actor(op("tryAcquire"), 1);
+                t.actor(op("acquire"), 1);
+                t.actor(op("acquire"), 2);
+                return Unit.INSTANCE;
+            });
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("release"), 1);
+                    t.actor(op("release"), 1);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("close"));
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("acquire"), 3);
+                    t.actor(op("tryAcquire"), 3);
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
+    private static KFunction<?> op(String name) {
+        return LincheckSupport.op(PermitGateLincheck.class, name);
+    }
+
+    /** One acquire() run, watched through its outcome. */
+    final class Waiter {
+        final int tid;
+        final AtomicInteger endings = new AtomicInteger();
+        volatile CompletableFuture<Void> future;
+        volatile boolean cancelRequested;
+
+        Waiter(int tid) {
+            this.tid = tid;
+        }
+
+        Void ended(Outcome<Admission> outcome) {
+            if (outcome instanceof Outcome.Value<Admission> v) {
+                entered();
+                held[tid].add(v.value());
+            } else if (!(outcome instanceof Outcome.Cancelled<Admission>)) {
+                broken = "acquire() failed: " + outcome;
+            }
+            endings.incrementAndGet();
+            return null;
+        }
+    }
+}
