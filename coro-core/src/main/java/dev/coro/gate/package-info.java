@@ -3,7 +3,8 @@
  * work that passes through them, all on one admission engine. {@link dev.coro.gate.SerialGate}
  * admits one operation at a time, {@link dev.coro.gate.ReadWriteGate} any number of readers together
  * or one writer alone (strict FIFO: a waiting writer is never bypassed by later readers), and
- * {@link dev.coro.gate.CapacityGate} at most k. {@link dev.coro.gate.ReadinessGate} holds work back
+ * {@link dev.coro.gate.CapacityGate} at most k; these two count their permits with one atomic
+ * instruction to enter and one to leave while nobody waits. {@link dev.coro.gate.ReadinessGate} holds work back
  * until {@code setReady()} establishes readiness; {@link dev.coro.gate.PredicateGate} admits while a
  * predicate over shared state is true, re-checked on {@code update()} and evaluated only under the
  * gate's ownership; {@link dev.coro.gate.CompletionGate} admits once {@code n} contributions have

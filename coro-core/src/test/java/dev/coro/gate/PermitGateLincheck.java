@@ -169,6 +169,7 @@ public abstract class PermitGateLincheck {
         new ModelCheckingOptions()
                 .addCustomScenario(releaseRacingCancelAndPush())
                 .addCustomScenario(closeRacingAdmission())
+                .addCustomScenario(coveredWaiterCancelled())
                 .iterations(Stress.scaled(20))
                 .invocationsPerIteration(300)
                 .threads(THREADS)
@@ -186,6 +187,7 @@ public abstract class PermitGateLincheck {
         new StressOptions()
                 .addCustomScenario(releaseRacingCancelAndPush())
                 .addCustomScenario(closeRacingAdmission())
+                .addCustomScenario(coveredWaiterCancelled())
                 .iterations(Stress.scaled(20))
                 .invocationsPerIteration(1000)
                 .threads(THREADS)
@@ -254,6 +256,41 @@ public abstract class PermitGateLincheck {
                     t.actor(op("tryAcquire"), 3);
                     return Unit.INSTANCE;
                 });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
+    /**
+     * PermitGate T6's second case: a release finds thread 3's waiter unserved and posts a credit,
+     * while thread 3 cancels it; if the cancellation is applied between the release's count and its
+     * credit, the credit must become the free permit once, not twice. The two acquires afterwards
+     * fill the gate and then must queue (a credit left over would admit the second one over capacity;
+     * found by mutation: the Lincheck runs without this scenario missed it, PermitGateTest did not).
+     */
+    static ExecutionScenario coveredWaiterCancelled() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.initial(t -> {
+                t.actor(op("tryAcquire"), 1);
+                t.actor(op("tryAcquire"), 2);
+                t.actor(op("acquire"), 3);
+                return Unit.INSTANCE;
+            });
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("release"), 1);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("cancel"), 3);
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            s.post(t -> {
+                t.actor(op("acquire"), 2);
+                t.actor(op("acquire"), 2);
                 return Unit.INSTANCE;
             });
             return Unit.INSTANCE;
