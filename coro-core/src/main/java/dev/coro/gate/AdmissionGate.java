@@ -511,9 +511,9 @@ abstract class AdmissionGate {
             }
             WaitNode w = head;
             if (w == null) {
-                if (!queue.hasWaiters() || !ruleCanEnter()) {
-                    // I5: waiters the rule cannot admit stay in the intake
-                    return ruleCanEnter() ? ROOM : NO_ROOM;
+                boolean room = ruleCanEnter(); // once: a predicate gate evaluates its predicate here
+                if (!room || !queue.hasWaiters()) {
+                    return room ? ROOM : NO_ROOM; // I5: waiters the rule cannot admit stay in the intake
                 }
                 // I5: the list is empty, so the taken waiters are the whole list. Not CLOSED: close
                 // is applied only above. May take OPEN back if the only waiter popped itself.

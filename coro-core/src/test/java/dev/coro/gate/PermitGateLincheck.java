@@ -2,17 +2,21 @@ package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
 import dev.coro.Stress;
+import dev.coro.scheduler.Scheduler;
 import dev.coro.task.Outcome;
+import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import kotlin.Unit;
 import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
+import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -48,11 +52,14 @@ import org.junit.jupiter.api.Test;
  *
  * <p><b>Operations.</b> {@code tryAcquire} is the tryWithin door's decision ({@link
  * AdmissionGate#tryEnterNow(int)}); {@code acquire} starts {@code gate.acquire()} (inline scheduler) and
- * keeps the waiter; {@code cancel} cancels the thread's latest waiter; {@code release} exits one
+ * keeps the waiter; {@code cancel} cancels the thread's latest waiter; {@code acquireCancellable} and
+ * {@code cancelArriving} do the same with a waiter that another thread cancels, possibly while it
+ * is still arriving; {@code release} exits one
  * admission that the thread holds (the admissions of a thread's waiters are its own, wherever they
  * resumed); {@code close} closes the gate.
  */
 @Param(name = "tid", gen = ThreadIdGen.class)
+@Param(name = "victim", gen = IntGen.class, conf = "1:3")
 public abstract class PermitGateLincheck {
     static final int THREADS = 3;
     private static final int SLOTS = THREADS + 2;
@@ -66,6 +73,8 @@ public abstract class PermitGateLincheck {
     private final ConcurrentLinkedQueue<Admission>[] held = new ConcurrentLinkedQueue[SLOTS];
     // Slot tid is touched only by the thread that runs tid's operations.
     private final Waiter[] latest = new Waiter[SLOTS];
+    /** Each thread's latest cancellable waiter's scope, published before its acquisition starts. */
+    private final AtomicReferenceArray<Waiter> arriving = new AtomicReferenceArray<>(SLOTS);
 
     /** Runs the test on {@code gate}: a serial or capacity gate (the permit lane). */
     PermitGateLincheck(PermitGate gate) {
@@ -101,6 +110,30 @@ public abstract class PermitGateLincheck {
         if (w != null) {
             w.cancelRequested = true;
             w.future.cancel(false);
+        }
+    }
+
+    /**
+     * Starts an acquisition in a scope that another thread may cancel while it is still arriving
+     * ({@link #cancelArriving}): the cancellation can land between the run loop's failed fast path
+     * and the arrival's count, or between an arrival admitted at once and its admit CAS.
+     */
+    @Operation
+    public void acquireCancellable(@Param(name = "tid") int tid) {
+        Waiter w = new Waiter(tid);
+        w.scope = Scope.on(Scheduler.inline());
+        waiters.add(w);
+        arriving.set(tid, w);
+        w.scope.spawn(gate.acquire().outcome().map(w::ended));
+    }
+
+    /** Cancels thread {@code victim}'s latest cancellable waiter, possibly while it arrives. */
+    @Operation
+    public void cancelArriving(@Param(name = "victim") int victim) {
+        Waiter w = arriving.get(victim);
+        if (w != null) {
+            w.cancelRequested = true;
+            w.scope.cancel();
         }
     }
 
@@ -170,6 +203,7 @@ public abstract class PermitGateLincheck {
                 .addCustomScenario(releaseRacingCancelAndPush())
                 .addCustomScenario(closeRacingAdmission())
                 .addCustomScenario(coveredWaiterCancelled())
+                .addCustomScenario(arrivalCancelledWhileAPermitFrees())
                 .iterations(Stress.scaled(20))
                 .invocationsPerIteration(300)
                 .threads(THREADS)
@@ -188,6 +222,7 @@ public abstract class PermitGateLincheck {
                 .addCustomScenario(releaseRacingCancelAndPush())
                 .addCustomScenario(closeRacingAdmission())
                 .addCustomScenario(coveredWaiterCancelled())
+                .addCustomScenario(arrivalCancelledWhileAPermitFrees())
                 .iterations(Stress.scaled(20))
                 .invocationsPerIteration(1000)
                 .threads(THREADS)
@@ -297,6 +332,37 @@ public abstract class PermitGateLincheck {
         });
     }
 
+    /**
+     * A full gate; thread 2 arrives while thread 1 frees a permit and thread 3 cancels thread 2's
+     * arrival: an arrival admitted at once by its count whose step was cancelled meanwhile must give
+     * the permit back (found by mutation: no test reached that path before this scenario).
+     */
+    static ExecutionScenario arrivalCancelledWhileAPermitFrees() {
+        return CustomScenarioDSLKt.scenario(s -> {
+            s.initial(t -> {
+                t.actor(op("tryAcquire"), 1);
+                t.actor(op("tryAcquire"), 2);
+                return Unit.INSTANCE;
+            });
+            s.parallel(p -> {
+                p.thread(t -> {
+                    t.actor(op("release"), 1);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("acquireCancellable"), 2);
+                    return Unit.INSTANCE;
+                });
+                p.thread(t -> {
+                    t.actor(op("cancelArriving"), 2);
+                    return Unit.INSTANCE;
+                });
+                return Unit.INSTANCE;
+            });
+            return Unit.INSTANCE;
+        });
+    }
+
     private static KFunction<?> op(String name) {
         return LincheckSupport.op(PermitGateLincheck.class, name);
     }
@@ -306,6 +372,7 @@ public abstract class PermitGateLincheck {
         final int tid;
         final AtomicInteger endings = new AtomicInteger();
         volatile CompletableFuture<Void> future;
+        volatile Scope scope;
         volatile boolean cancelRequested;
 
         Waiter(int tid) {
