@@ -127,6 +127,10 @@ abstract class AdmissionGate {
      *    The slow path's body sees only its pushed step; a body refused by CLOSED abandons the
      *    step (the task ends cancelled). tryWithin's body: if its admission succeeds but its
      *    completer was cancelled meanwhile (complete returns false), it releases at once.
+     *    A rule hook that throws (a bug: no shipped rule throws, but an assertion can) breaks the
+     *    gate (breakGate): closed, every waiter cancelled, ownership kept for ever so that no later
+     *    operation asks the broken rule again, and the error propagates to the operation that ran
+     *    the hook; without it the owner never let go and every later waiter hung silently.
      *
      * 8. Resumption. node.admit (and node.abandon) resumes the waiter on its own scheduler
      *    (Resume.dispatch): inline through the thread's trampoline when the owner's thread already
@@ -370,7 +374,12 @@ abstract class AdmissionGate {
      */
     void release(long weight) {
         if (tryOwn()) {
-            ruleLeave(weight);
+            try {
+                ruleLeave(weight);
+            } catch (Throwable t) {
+                breakGate(); // a rule hook threw (overview 7)
+                throw t;
+            }
         } else {
             PENDING.getAndAdd(this, weight); // owed by the owner (overview 5)
             if (!tryOwn()) {
@@ -408,9 +417,14 @@ abstract class AdmissionGate {
             return false;
         }
         boolean entered = false;
-        applyRequests();
-        if (!closeRequested && head == null && !queue.hasWaiters()) { // re-check under ownership (I2)
-            entered = ruleTryEnter(kind);
+        try {
+            applyRequests();
+            if (!closeRequested && head == null && !queue.hasWaiters()) { // re-check under ownership (I2)
+                entered = ruleTryEnter(kind);
+            }
+        } catch (Throwable t) {
+            breakGate(); // a rule hook threw (overview 7)
+            throw t;
         }
         drainAndRelease(false); // applies a close or releases that raced us, then the re-check
         return entered;
@@ -455,6 +469,15 @@ abstract class AdmissionGate {
      * under ownership.
      */
     private int drain(boolean count, boolean deferred) {
+        try {
+            return drainLoop(count, deferred);
+        } catch (Throwable t) {
+            breakGate(); // a rule hook threw (overview 7)
+            throw t;
+        }
+    }
+
+    private int drainLoop(boolean count, boolean deferred) {
         int admitted = 0;
         for (;;) {
             int done = drainOnce(deferred);
@@ -543,6 +566,24 @@ abstract class AdmissionGate {
             }
             admit(w, kind);
         }
+    }
+
+    /**
+     * Owner only, when a rule hook has thrown (a bug in the rule; no shipped rule throws): the rule's
+     * state can no longer be trusted, so the gate breaks for good. It is closed, every waiter (the one
+     * being admitted, the taken list, the intake) ends cancelled without another rule hook being
+     * called, and this thread keeps ownership for ever, so no later operation asks the rule again:
+     * later entries are refused (closed), later releases only add to the pending word. The error
+     * then propagates to the operation that ran the hook. Idempotent.
+     */
+    private void breakGate() {
+        closeRequested = true;
+        WaitNode a = admitting;
+        admitting = null;
+        if (a != null) {
+            a.abandon();
+        }
+        abandonAll(queue.drain(queue.exchange(CLOSED)));
     }
 
     /** Owner only: admits {@code w}, decided with ruleTryEnter(kind); undoes it if cancelled first. */
