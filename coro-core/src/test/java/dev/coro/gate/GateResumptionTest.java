@@ -1,5 +1,6 @@
 package dev.coro.gate;
 
+import static dev.coro.Latches.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
@@ -42,14 +43,5 @@ class GateResumptionTest {
         ((Admission) admitted.value()).exit();
         assertEquals(0, gate.readers());
         gate.closeAndCheck();
-    }
-
-    private static void await(CountDownLatch latch) {
-        try {
-            latch.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.coro.gate;
 
+import static dev.coro.Latches.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -85,14 +86,5 @@ class PermitGateTest {
         two.exit();
         assertEquals(2, gate.available());
         gate.closeAndCheck();
-    }
-
-    private static void await(CountDownLatch latch) {
-        try {
-            latch.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.coro.scheduler;
 
+import static dev.coro.Latches.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -127,13 +128,5 @@ class TimerThreadTest {
         after.await();
         assertEquals(1, reported.size());
         assertSame(boom, reported.get(0));
-    }
-
-    private static void await(CountDownLatch latch) {
-        try {
-            latch.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

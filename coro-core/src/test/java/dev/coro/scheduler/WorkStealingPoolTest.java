@@ -1,5 +1,6 @@
 package dev.coro.scheduler;
 
+import static dev.coro.Latches.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -604,13 +605,5 @@ class WorkStealingPoolTest {
             throw new AssertionError(e);
         }
         return t.getState();
-    }
-
-    private static void await(CountDownLatch latch) {
-        try {
-            latch.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }
