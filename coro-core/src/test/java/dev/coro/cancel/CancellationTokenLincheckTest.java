@@ -7,10 +7,7 @@ import java.util.Arrays;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -154,27 +151,12 @@ public class CancellationTokenLincheckTest {
      * already visible never ran. Every run checks this scenario first.
      */
     static ExecutionScenario unregisterAfterObservedCancelLosesToCanceller() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("register"), 1);
-                    t.actor(op("isCancelled"));
-                    t.actor(op("unregister"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("cancel"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(CancellationTokenLincheckTest.class,
+                null,
+                "register 1; isCancelled; unregister 1 | cancel",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(CancellationTokenLincheckTest.class, name);
-    }
 
     private static void report(String mode, long start) {
         LincheckSupport.report(CancellationTokenLincheckTest.class, mode, start);

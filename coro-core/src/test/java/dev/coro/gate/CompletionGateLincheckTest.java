@@ -3,10 +3,7 @@ package dev.coro.gate;
 import dev.coro.LincheckSupport;
 import dev.coro.Stress;
 import java.util.concurrent.atomic.AtomicInteger;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Options;
@@ -148,61 +145,18 @@ public class CompletionGateLincheckTest {
      * and a new entry; an extra arrival follows.
      */
     static ExecutionScenario lastArrivalRacingCancelAndClose() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("acquire"), 1);
-                t.actor(op("within"), 2);
-                t.actor(op("arrive"));
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("arrive"));
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("cancel"), 1);
-                    t.actor(op("close"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("within"), 3);
-                    t.actor(op("arrive"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(CompletionGateLincheckTest.class,
+                "acquire 1; within 2; arrive",
+                "arrive; release 1 | cancel 1; close | within 3; arrive",
+                null);
     }
 
     /** Three arrivals racing (one must be refused) while entries queue and try. */
     static ExecutionScenario racingArrivals() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("acquire"), 1);
-                    t.actor(op("arrive"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("arrive"));
-                    t.actor(op("within"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("arrive"));
-                    t.actor(op("tryWithin"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(CompletionGateLincheckTest.class,
+                null,
+                "acquire 1; arrive | arrive; within 2 | arrive; tryWithin",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(CompletionGateLincheckTest.class, name);
-    }
 }

@@ -12,10 +12,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -239,62 +236,18 @@ public abstract class PermitGateLincheck {
      * cancel and a push racing the owner's re-check.
      */
     static ExecutionScenario releaseRacingCancelAndPush() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("tryAcquire"), 1);
-                t.actor(op("tryAcquire"), 2);
-                t.actor(op("acquire"), 3);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("release"), 2);
-                    t.actor(op("acquire"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("cancel"), 3);
-                    t.actor(op("release"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PermitGateLincheck.class,
+                "tryAcquire 1; tryAcquire 2; acquire 3",
+                "release 1 | release 2; acquire 2 | cancel 3; release 3",
+                null);
     }
 
     /** A full gate with a waiter; close races a release (which admits the waiter) and a new acquire. */
     static ExecutionScenario closeRacingAdmission() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("tryAcquire"), 1);
-                t.actor(op("acquire"), 1);
-                t.actor(op("acquire"), 2);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("release"), 1);
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("close"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("acquire"), 3);
-                    t.actor(op("tryAcquire"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PermitGateLincheck.class,
+                "tryAcquire 1; acquire 1; acquire 2",
+                "release 1; release 1 | close | acquire 3; tryAcquire 3",
+                null);
     }
 
     /**
@@ -305,31 +258,10 @@ public abstract class PermitGateLincheck {
      * found by mutation: the Lincheck runs without this scenario missed it, PermitGateTest did not).
      */
     static ExecutionScenario coveredWaiterCancelled() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("tryAcquire"), 1);
-                t.actor(op("tryAcquire"), 2);
-                t.actor(op("acquire"), 3);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("cancel"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            s.post(t -> {
-                t.actor(op("acquire"), 2);
-                t.actor(op("acquire"), 2);
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PermitGateLincheck.class,
+                "tryAcquire 1; tryAcquire 2; acquire 3",
+                "release 1 | cancel 3",
+                "acquire 2; acquire 2");
     }
 
     /**
@@ -338,34 +270,12 @@ public abstract class PermitGateLincheck {
      * the permit back (found by mutation: no test reached that path before this scenario).
      */
     static ExecutionScenario arrivalCancelledWhileAPermitFrees() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("tryAcquire"), 1);
-                t.actor(op("tryAcquire"), 2);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("acquireCancellable"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("cancelArriving"), 2);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PermitGateLincheck.class,
+                "tryAcquire 1; tryAcquire 2",
+                "release 1 | acquireCancellable 2 | cancelArriving 2",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(PermitGateLincheck.class, name);
-    }
 
     /** One acquire() run, watched through its outcome. */
     final class Waiter {

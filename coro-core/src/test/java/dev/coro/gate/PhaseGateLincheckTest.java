@@ -11,10 +11,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -241,32 +238,10 @@ public class PhaseGateLincheckTest {
      * Thread 3 arrives too and releases thread 2's work, so boundary 2 can complete.
      */
     static ExecutionScenario reArrivalRacingTheLateArrival() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("arrive"), 1);
-                    t.actor(op("finish"), 1);
-                    t.actor(op("arrive"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("arrive"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("arrive"), 3);
-                    t.actor(op("finish"), 2);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            s.post(t -> {
-                t.actor(op("finish"), 1);
-                t.actor(op("finish"), 3);
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PhaseGateLincheckTest.class,
+                null,
+                "arrive 1; finish 1; arrive 1 | arrive 2 | arrive 3; finish 2",
+                "finish 1; finish 3");
     }
 
     /**
@@ -274,29 +249,10 @@ public class PhaseGateLincheckTest {
      * hand-off, or cancelled work), and a third arrival races both.
      */
     static ExecutionScenario cancelRacingTheBoundary() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("arrive"), 1);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("cancel"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("arrive"), 2);
-                    t.actor(op("finish"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("arrive"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PhaseGateLincheckTest.class,
+                "arrive 1",
+                "cancel 1 | arrive 2; finish 2 | arrive 3",
+                null);
     }
 
     /**
@@ -304,37 +260,12 @@ public class PhaseGateLincheckTest {
      * participants arrive again while the gate is closed.
      */
     static ExecutionScenario closeRacingTheNextBoundary() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("arrive"), 1);
-                t.actor(op("arrive"), 2);
-                t.actor(op("arrive"), 3);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("finish"), 1);
-                    t.actor(op("arrive"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("finish"), 2);
-                    t.actor(op("arrive"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("close"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PhaseGateLincheckTest.class,
+                "arrive 1; arrive 2; arrive 3",
+                "finish 1; arrive 1 | finish 2; arrive 2 | close",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(PhaseGateLincheckTest.class, name);
-    }
 
     /** One arriveAndWait run, watched through its work and its outcome. */
     final class Arrival {

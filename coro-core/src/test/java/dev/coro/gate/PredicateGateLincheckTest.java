@@ -3,10 +3,7 @@ package dev.coro.gate;
 import dev.coro.LincheckSupport;
 import dev.coro.Stress;
 import java.util.concurrent.atomic.AtomicInteger;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Options;
@@ -177,88 +174,26 @@ public class PredicateGateLincheckTest {
      * races the cancel of one waiter, a close and a new entry that evaluates the predicate itself.
      */
     static ExecutionScenario raiseRacingCancelAndClose() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("acquire"), 1);
-                t.actor(op("within"), 2);
-                t.actor(op("raise"));
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("raise"));
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("cancel"), 1);
-                    t.actor(op("close"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("within"), 3);
-                    t.actor(op("tryWithin"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PredicateGateLincheckTest.class,
+                "acquire 1; within 2; raise",
+                "raise; release 1 | cancel 1; close | within 3; tryWithin",
+                null);
     }
 
     /** Two raises from two threads (each update may be left to the other's drain) racing entries. */
     static ExecutionScenario racingUpdates() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("acquire"), 1);
-                    t.actor(op("raise"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("within"), 2);
-                    t.actor(op("raise"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("within"), 3);
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PredicateGateLincheckTest.class,
+                null,
+                "acquire 1; raise | within 2; raise | within 3; release 1",
+                null);
     }
 
     /** A poisoned update racing a raise and an entry: the waiters are resolved, never left waiting. */
     static ExecutionScenario poisonRacingRaise() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("within"), 1);
-                t.actor(op("raise"));
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("poison"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("raise"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("acquire"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(PredicateGateLincheckTest.class,
+                "within 1; raise",
+                "poison | raise | acquire 3",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(PredicateGateLincheckTest.class, name);
-    }
 }

@@ -9,10 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -247,32 +244,10 @@ public class ReadWriteGateLincheckTest {
      * the readers behind it let in at the cancellation, and a try racing the owner.
      */
     static ExecutionScenario writerCancelledRacingTheLastReadersExit() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("tryRead"), 1);
-                t.actor(op("acquireWrite"), 2);
-                t.actor(op("acquireRead"), 3);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("cancel"), 2);
-                    t.actor(op("release"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("tryRead"), 3);
-                    t.actor(op("acquireWrite"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(ReadWriteGateLincheckTest.class,
+                "tryRead 1; acquireWrite 2; acquireRead 3",
+                "release 1 | cancel 2; release 2 | tryRead 3; acquireWrite 3",
+                null);
     }
 
     /**
@@ -280,37 +255,12 @@ public class ReadWriteGateLincheckTest {
      * both readers) while thread 2 closes the gate and thread 3 queues a writer and tries to read.
      */
     static ExecutionScenario closeRacingTheHandOffToReaders() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("tryWrite"), 1);
-                t.actor(op("acquireRead"), 1);
-                t.actor(op("acquireRead"), 2);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("release"), 1);
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("close"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("acquireWrite"), 3);
-                    t.actor(op("tryRead"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(ReadWriteGateLincheckTest.class,
+                "tryWrite 1; acquireRead 1; acquireRead 2",
+                "release 1; release 1 | close | acquireWrite 3; tryRead 3",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(ReadWriteGateLincheckTest.class, name);
-    }
 
     /** An admission held by a thread, with its kind (a class, not a record: Lincheck reads its fields). */
     static final class Held {

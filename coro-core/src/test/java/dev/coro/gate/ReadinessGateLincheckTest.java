@@ -2,10 +2,7 @@ package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
 import dev.coro.Stress;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Options;
@@ -126,60 +123,18 @@ public class ReadinessGateLincheckTest {
      * admissions.
      */
     static ExecutionScenario setReadyRacingCancelAndClose() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("acquire"), 1);
-                t.actor(op("within"), 2);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("setReady"));
-                    t.actor(op("release"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("cancel"), 1);
-                    t.actor(op("close"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("within"), 3);
-                    t.actor(op("tryWithin"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(ReadinessGateLincheckTest.class,
+                "acquire 1; within 2",
+                "setReady; release 1 | cancel 1; close | within 3; tryWithin",
+                null);
     }
 
     /** setReady racing entries on the fast path and pushes that the owner's re-check must see. */
     static ExecutionScenario setReadyRacingEntries() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("acquire"), 1);
-                    t.actor(op("setReady"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("within"), 2);
-                    t.actor(op("acquire"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("setReady"));
-                    t.actor(op("tryWithin"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(ReadinessGateLincheckTest.class,
+                null,
+                "acquire 1; setReady | within 2; acquire 2 | setReady; tryWithin",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(ReadinessGateLincheckTest.class, name);
-    }
 }

@@ -4,10 +4,7 @@ import dev.coro.LincheckSupport;
 
 import dev.coro.Stress;
 import java.util.concurrent.atomic.AtomicInteger;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -147,30 +144,12 @@ public class SignalListLincheckTest {
      * test; fixed by making remove read FIRED first). Every random run checks this scenario first.
      */
     static ExecutionScenario removeAfterObservedFireLosesToFirer() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("add0"));
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("isFired"));
-                    t.actor(op("remove"), 0);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("fire"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(SignalListLincheckTest.class,
+                "add0",
+                "isFired; remove 0 | fire",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(SignalListLincheckTest.class, name);
-    }
 
     private static void report(String mode, long start) {
         LincheckSupport.report(SignalListLincheckTest.class, mode, start);

@@ -3,10 +3,7 @@ package dev.coro.io;
 import dev.coro.LincheckSupport;
 import dev.coro.Stress;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -226,55 +223,18 @@ public class ParkingLincheckTest {
      * the scan instead of before it.
      */
     static ExecutionScenario aWheelPushRacingTheScan() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("schedule"), 0, 6);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("iteration"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("schedule"), 2, 4);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(ParkingLincheckTest.class,
+                "schedule 0 6",
+                "iteration | schedule 2 4",
+                null);
     }
 
     /** A parked loop and a burst from two threads: at most one wakeup for the park, none lost. */
     static ExecutionScenario aBurstToAParkedLoop() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("iteration"));
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("iteration"));
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("execute"), 2);
-                    t.actor(op("schedule"), 2, 5);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("schedule"), 3, 8);
-                    t.actor(op("execute"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(ParkingLincheckTest.class,
+                "iteration",
+                "iteration | execute 2; schedule 2 5 | schedule 3 8; execute 3",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(ParkingLincheckTest.class, name);
-    }
 }

@@ -172,31 +172,10 @@ public class WorkQueueLincheckTest {
 
     /** Two thieves (one gets CONTENDED and retries) and the owner popping between their steps. */
     static ExecutionScenario twoThievesAndTheOwner() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("push"), 1);
-                t.actor(op("push"), 2);
-                t.actor(op("push"), 3);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("pop"));
-                    t.actor(op("push"), 4);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("steal"), 2);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("steal"), 1);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(WorkQueueLincheckTest.class,
+                "push 1; push 2; push 3",
+                "pop; push 4 | steal 2 | steal 1",
+                null);
     }
 
     private static KFunction<?> op(String name) {

@@ -337,26 +337,10 @@ public class AsyncMutexLincheckTest {
 
     /** Two threads lock and unlock: a push racing the release CAS LOCKED -> UNLOCKED. */
     static ExecutionScenario pushRacingRelease() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("tryLock"), 1);
-                    t.actor(op("unlock"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("lock"), 2);
-                    t.actor(op("unlock"), 2);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            s.post(t -> {
-                t.actor(op("isLocked"));
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(AsyncMutexLincheckTest.class,
+                null,
+                "tryLock 1; unlock 1 | lock 2; unlock 2",
+                "isLocked");
     }
 
     private static KFunction<?> op(String name) {

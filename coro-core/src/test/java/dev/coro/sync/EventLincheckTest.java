@@ -10,10 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import kotlin.Unit;
-import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -217,60 +214,20 @@ public class EventLincheckTest {
      * epoch (a wait on a stale epoch resumed by the later set would show up there).
      */
     static ExecutionScenario aWaitAcrossResetAndSetGetsTheSecondValue() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("set"), 1);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("reset"));
-                    t.actor(op("await"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("set"), 2);
-                    t.actor(op("reset"));
-                    t.actor(op("set"), 3);
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            s.post(t -> {
-                t.actor(op("isSet"));
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(EventLincheckTest.class,
+                "set 1",
+                "reset; await 1 | set 2; reset; set 3",
+                "isSet");
     }
 
     /** A kept wait, then a cancelled wait racing a set: each ends exactly once. */
     static ExecutionScenario cancelRacingSetEndsOnce() {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.initial(t -> {
-                t.actor(op("await"), 0);
-                return Unit.INSTANCE;
-            });
-            s.parallel(p -> {
-                p.thread(t -> {
-                    t.actor(op("awaitAndCancel"));
-                    t.actor(op("await"), 1);
-                    return Unit.INSTANCE;
-                });
-                p.thread(t -> {
-                    t.actor(op("set"), 1);
-                    t.actor(op("reset"));
-                    return Unit.INSTANCE;
-                });
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
+        return LincheckSupport.scenario(EventLincheckTest.class,
+                "await 0",
+                "awaitAndCancel; await 1 | set 1; reset",
+                null);
     }
 
-    private static KFunction<?> op(String name) {
-        return LincheckSupport.op(EventLincheckTest.class, name);
-    }
 
     private static void report(String mode, long start) {
         LincheckSupport.report(EventLincheckTest.class, mode, start);
