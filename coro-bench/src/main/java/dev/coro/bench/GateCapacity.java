@@ -2,7 +2,6 @@ package dev.coro.bench;
 
 import dev.coro.bench.peers.KotlinxGatePeers;
 import dev.coro.gate.CapacityGate;
-import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
@@ -88,20 +87,9 @@ public class GateCapacity {
         int n = tasks;
         Task<Void> w = coroWork;
         CapacityGate g = gate;
-        coroRoot = Task.context().flatMap(ctx -> {
-            Scope scope = Scope.childOf(ctx);
-            for (int i = 0; i < n; i++) {
-                scope.spawn(g.within(w)); // one within per task, as a caller gating each request writes it
-            }
-            return scope.join();
-        });
-        workAloneRoot = Task.context().flatMap(ctx -> {
-            Scope scope = Scope.childOf(ctx);
-            for (int i = 0; i < n; i++) {
-                scope.spawn(w);
-            }
-            return scope.join();
-        });
+        // one within per task, as a caller gating each request writes it
+        coroRoot = Pools.Coro.spawnEach(n, () -> g.within(w));
+        workAloneRoot = Pools.Coro.spawnAll(n, w);
     }
 
     /**
@@ -115,12 +103,7 @@ public class GateCapacity {
     @Benchmark
     public long coro(Pools.Coro coro) {
         ran.reset();
-        Watchdog.begin("GateCapacity.coro");
-        try {
-            coroRoot.startOn(coro.pool).join();
-        } finally {
-            Watchdog.end();
-        }
+        coro.join(coroRoot, "GateCapacity.coro");
         return check(gate.available(), "CapacityGate.available()");
     }
 
@@ -134,12 +117,7 @@ public class GateCapacity {
     @Benchmark
     public long workAlone(Pools.Coro coro) {
         ran.reset();
-        Watchdog.begin("GateCapacity.workAlone");
-        try {
-            workAloneRoot.startOn(coro.pool).join();
-        } finally {
-            Watchdog.end();
-        }
+        coro.join(workAloneRoot, "GateCapacity.workAlone");
         return check(permits, "(no gate)");
     }
 

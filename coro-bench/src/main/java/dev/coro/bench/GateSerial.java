@@ -3,7 +3,6 @@ package dev.coro.bench;
 import dev.coro.bench.peers.KotlinxMutexPeers;
 import dev.coro.gate.SerialGate;
 import dev.coro.sync.AsyncMutex;
-import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -61,14 +60,7 @@ public class GateSerial {
     }
 
     private Task<Void> root(Task<Void> worker) {
-        int n = tasks;
-        return Task.context().flatMap(ctx -> {
-            Scope scope = Scope.childOf(ctx);
-            for (int i = 0; i < n; i++) {
-                scope.spawn(worker);
-            }
-            return scope.join();
-        });
+        return Pools.Coro.spawnAll(tasks, worker);
     }
 
     /**
@@ -82,12 +74,7 @@ public class GateSerial {
     @Benchmark
     public long coro(Pools.Coro coro) {
         counter = 0;
-        Watchdog.begin("GateSerial.coro");
-        try {
-            gateRoot.startOn(coro.pool).join();
-        } finally {
-            Watchdog.end();
-        }
+        coro.join(gateRoot, "GateSerial.coro");
         if (gate.isBusy()) {
             throw new IllegalStateException("the serial gate is still busy after every task ended");
         }
@@ -104,12 +91,7 @@ public class GateSerial {
     @Benchmark
     public long coroMutex(Pools.Coro coro) {
         counter = 0;
-        Watchdog.begin("GateSerial.coroMutex");
-        try {
-            mutexRoot.startOn(coro.pool).join();
-        } finally {
-            Watchdog.end();
-        }
+        coro.join(mutexRoot, "GateSerial.coroMutex");
         if (mutex.isLocked()) {
             throw new IllegalStateException("the mutex is still locked after every task ended");
         }

@@ -2,7 +2,6 @@ package dev.coro.bench;
 
 import dev.coro.bench.peers.KotlinxMutexPeers;
 import dev.coro.sync.AsyncMutex;
-import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -60,13 +59,7 @@ public class MutexContended {
     public void setup() {
         Task<Void> worker = mutex.withLock(Task.fromRunnable(() -> counter++)).repeat(locks);
         int n = tasks;
-        coroRoot = Task.context().flatMap(ctx -> {
-            Scope scope = Scope.childOf(ctx);
-            for (int i = 0; i < n; i++) {
-                scope.spawn(worker);
-            }
-            return scope.join();
-        });
+        coroRoot = Pools.Coro.spawnAll(n, worker);
     }
 
     /**
@@ -80,12 +73,7 @@ public class MutexContended {
     @Benchmark
     public long coro(Pools.Coro coro) {
         counter = 0;
-        Watchdog.begin("MutexContended.coro");
-        try {
-            coroRoot.startOn(coro.pool).join();
-        } finally {
-            Watchdog.end();
-        }
+        coro.join(coroRoot, "MutexContended.coro");
         if (mutex.isLocked()) {
             throw new IllegalStateException("the mutex is still locked after every task ended");
         }

@@ -2,8 +2,10 @@ package dev.coro.bench;
 
 import dev.coro.bench.peers.KotlinxPeers;
 import dev.coro.scheduler.WorkStealingPool;
+import dev.coro.task.Task;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import kotlinx.coroutines.CoroutineDispatcher;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Scope;
@@ -56,6 +58,53 @@ public final class Pools {
         @TearDown(Level.Trial)
         public void stop() {
             pool.close();
+        }
+
+        /**
+         * Starts {@code root} on the pool and joins it from the benchmark thread, under the
+         * {@link Watchdog} as {@code name}.
+         *
+         * @param root the root task
+         * @param name the benchmark's name for the watchdog
+         */
+        public void join(Task<?> root, String name) {
+            Watchdog.begin(name);
+            try {
+                root.startOn(pool).join();
+            } finally {
+                Watchdog.end();
+            }
+        }
+
+        /**
+         * A root task that opens {@code Scope.childOf(ctx)}, spawns {@code n} runs of {@code child}
+         * into it and returns {@code scope.join()}. Built once per trial: a task is a reusable
+         * description, and each join runs it anew.
+         *
+         * @param n how many children
+         * @param child what each child runs
+         * @return the root task
+         */
+        public static Task<Void> spawnAll(int n, Task<?> child) {
+            return spawnEach(n, () -> child);
+        }
+
+        /**
+         * As {@link #spawnAll}, with a task made for each child when the root runs (a caller that
+         * builds each request's task, such as {@code gate.within(work)}, pays that per child).
+         *
+         * @param n how many children
+         * @param child makes each child's task
+         * @return the root task
+         */
+        public static Task<Void> spawnEach(int n, Supplier<? extends Task<?>> child) {
+            return Task.context().flatMap(ctx -> {
+                dev.coro.task.Scope scope = dev.coro.task.Scope.childOf(ctx);
+                for (int i = 0; i < n; i++) {
+                    scope.spawn(child.get());
+                }
+                return scope.join();
+            });
         }
     }
 

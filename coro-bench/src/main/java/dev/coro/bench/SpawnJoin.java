@@ -1,7 +1,6 @@
 package dev.coro.bench;
 
 import dev.coro.bench.peers.KotlinxPeers;
-import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -52,13 +51,7 @@ public class SpawnJoin {
     public void setup() {
         Task<Void> coroChild = Task.fromRunnable(child);
         int n = tasks;
-        coroRoot = Task.context().flatMap(ctx -> {
-            Scope scope = Scope.childOf(ctx);
-            for (int i = 0; i < n; i++) {
-                scope.spawn(coroChild);
-            }
-            return scope.join();
-        });
+        coroRoot = Pools.Coro.spawnAll(n, coroChild);
     }
 
     /**
@@ -71,12 +64,7 @@ public class SpawnJoin {
     @Benchmark
     public long coro(Pools.Coro coro) {
         counter.reset();
-        Watchdog.begin("SpawnJoin.coro");
-        try {
-            coroRoot.startOn(coro.pool).join();
-        } finally {
-            Watchdog.end();
-        }
+        coro.join(coroRoot, "SpawnJoin.coro");
         return check();
     }
 
