@@ -73,14 +73,14 @@ import java.util.Objects;
  * scope.spawn(startupDone.within(acceptRequests()));   // admitted after all three
  * }
  */
-public final class CompletionGate extends SingleDoorGate {
+public final class CompletionGate extends LatchGate {
     /* Implementation overview.
      *
      * The queueing, admission, cancellation and close are AdmissionGate's (read its overview); this
      * class adds one lock-free counter of its own, the arrivals, so its parts are short.
      *
-     * 1. Representation. arrivals (volatile int, 0..n): arrivals recorded. Rule state, owner only
-     *    (AdmissionGate I1): open (the n-th arrival's signal has been applied; true from the start
+     * 1. Representation. arrivals (volatile int, 0..n): arrivals recorded. Rule state, LatchGate's,
+     *    owner only (AdmissionGate I1): open (the n-th arrival's signal has been applied; true from the start
      *    when n == 0; never cleared) and admitted (admissions not yet given back, for closeAndCheck).
      * 2. Transitions. arrive: CAS arrivals a -> a + 1 while a < n (a == n: throw, nothing changes);
      *    the thread whose CAS makes it n sends signal(1). The owner's ruleSignal sets open; the
@@ -106,10 +106,6 @@ public final class CompletionGate extends SingleDoorGate {
     private final int expected;
     /** Arrivals recorded, 0 to {@link #expected}; written by CAS in {@link #arrive()}. */
     private volatile int arrivals;
-    /** Whether the n-th arrival's signal has been applied; owner only. */
-    private boolean open;
-    /** Admissions not yet given back; owner only. */
-    private int admitted;
 
     /**
      * Creates a gate that admits once {@code n} arrivals have been recorded.
@@ -118,11 +114,15 @@ public final class CompletionGate extends SingleDoorGate {
      * @throws IllegalArgumentException if {@code n < 0}
      */
     public CompletionGate(int n) {
+        super(checkArrivals(n) == 0); // the rule is LatchGate's: the n-th arrival sends its signal
+        this.expected = n;
+    }
+
+    private static int checkArrivals(int n) {
         if (n < 0) {
             throw new IllegalArgumentException("n must be >= 0, got " + n);
         }
-        this.expected = n;
-        this.open = n == 0;
+        return n;
     }
 
     /**
@@ -196,40 +196,10 @@ public final class CompletionGate extends SingleDoorGate {
         return arrivals == expected && !isClosed();
     }
 
-    /** Admissions not yet given back: a racy snapshot for tests, exact when the gate is quiescent. */
-    int admittedSnapshot() {
-        return admitted;
-    }
-
-    @Override
-    boolean ruleTryEnter(int kind) {
-        if (!open) {
-            return false;
-        }
-        admitted++;
-        return true;
-    }
-
-    @Override
-    boolean ruleCanEnter() {
-        return open;
-    }
-
-    @Override
-    void ruleLeave(long released) {
-        admitted -= released(released, 0);
-        assert admitted >= 0 : "more admissions given back than taken: " + admitted;
-    }
-
-    @Override
-    int ruleAdmitted() {
-        return admitted;
-    }
-
     @Override
     void ruleSignal(int count) {
         assert count == 1 && arrivals == expected : "only the last arrival signals: " + count;
-        open = true;
+        super.ruleSignal(count);
     }
 
     @Override

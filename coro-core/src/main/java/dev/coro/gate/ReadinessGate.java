@@ -63,22 +63,19 @@ import java.util.Objects;
  * Task<Result> answer = initialized.within(service.query(q));         // waits until then
  * }
  */
-public final class ReadinessGate extends SingleDoorGate {
-    /* Rule state, owner only (AdmissionGate I1): ready (set by ruleSignal when a setReady() signal
-     * is applied; never cleared) and admitted (admissions not yet given back, for closeAndCheck).
-     * readyCalled is the caller-side fact for isReady(): written before the signal, so a thread that
-     * sees it true and then enters finds the signal applied or pending, and the owner applies
-     * pending signals before it decides (AdmissionGate part 5). */
+public final class ReadinessGate extends LatchGate {
+    /* The rule is LatchGate's: setReady() sends its opening signal. readyCalled is the caller-side
+     * fact for isReady(): written before the signal, so a thread that sees it true and then enters
+     * finds the signal applied or pending, and the owner applies pending signals before it decides
+     * (AdmissionGate part 5). */
 
-    /** Whether readiness has been applied; owner only. */
-    private boolean ready;
-    /** Admissions not yet given back; owner only. */
-    private int admitted;
     /** Whether {@link #setReady()} has been called. */
     private volatile boolean readyCalled;
 
     /** Creates an open gate that is not ready. */
-    public ReadinessGate() {}
+    public ReadinessGate() {
+        super(false);
+    }
 
     /**
      * Establishes readiness: every queued waiter is admitted (in arrival order), and every later
@@ -126,41 +123,6 @@ public final class ReadinessGate extends SingleDoorGate {
      */
     public boolean isReady() {
         return readyCalled;
-    }
-
-    /** Admissions not yet given back: a racy snapshot for tests, exact when the gate is quiescent. */
-    int admittedSnapshot() {
-        return admitted;
-    }
-
-    @Override
-    boolean ruleTryEnter(int kind) {
-        if (!ready) {
-            return false;
-        }
-        admitted++;
-        return true;
-    }
-
-    @Override
-    boolean ruleCanEnter() {
-        return ready;
-    }
-
-    @Override
-    void ruleLeave(long released) {
-        admitted -= released(released, 0);
-        assert admitted >= 0 : "more admissions given back than taken: " + admitted;
-    }
-
-    @Override
-    int ruleAdmitted() {
-        return admitted;
-    }
-
-    @Override
-    void ruleSignal(int count) {
-        ready = true;
     }
 
     @Override
