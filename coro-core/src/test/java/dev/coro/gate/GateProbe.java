@@ -12,8 +12,8 @@ import java.util.function.Supplier;
 
 /**
  * The operations and checks shared by the Lincheck tests of the condition gates (readiness,
- * predicate, completion): each test owns one probe, declares its {@code @Operation}s by delegating
- * here, and adds its own condition operation (setReady, update, arrive).
+ * predicate, completion): each test owns one probe, which {@link GateProbeLincheck}'s
+ * {@code @Operation}s delegate to, and adds its own condition operation (setReady, update, arrive).
  *
  * <p>Every admission (a waiter's, or a tryWithin's work) asks {@link #illegal} whether it may happen
  * now; a non-null answer is recorded as the failure. An entry started after a {@code close()} had

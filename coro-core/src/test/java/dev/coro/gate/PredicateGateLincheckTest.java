@@ -1,18 +1,11 @@
 package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
-import org.jetbrains.lincheck.datastructures.Options;
-import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
-import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 
 /**
  * Lincheck explores {@link PredicateGate} in model-checking and stress modes, with the admission
@@ -36,8 +29,7 @@ import org.junit.jupiter.api.Test;
  * with itself"; with a predicate error not closing the gate, "the predicate was poisoned and
  * updated, but the gate is open".
  */
-@Param(name = "tid", gen = ThreadIdGen.class)
-public class PredicateGateLincheckTest {
+public class PredicateGateLincheckTest extends GateProbeLincheck {
     static final int THRESHOLD = 2;
 
     private final AtomicInteger level = new AtomicInteger();
@@ -89,42 +81,6 @@ public class PredicateGateLincheckTest {
         }
     }
 
-    /** The try door with a work that records its admission. */
-    @Operation
-    public void tryWithin() {
-        probe.tryWithin();
-    }
-
-    /** Starts an acquisition and keeps it as this thread's latest waiter. */
-    @Operation
-    public void acquire(@Param(name = "tid") int tid) {
-        probe.acquire(tid);
-    }
-
-    /** Starts a within whose work records its admission. */
-    @Operation
-    public void within(@Param(name = "tid") int tid) {
-        probe.within(tid);
-    }
-
-    /** Cancels this thread's latest waiter. */
-    @Operation
-    public void cancel(@Param(name = "tid") int tid) {
-        probe.cancel(tid);
-    }
-
-    /** Exits one admission this thread holds. */
-    @Operation
-    public void release(@Param(name = "tid") int tid) {
-        probe.release(tid);
-    }
-
-    /** Closes the gate. */
-    @Operation
-    public void close() {
-        probe.close();
-    }
-
     /** After each run: the checks of {@link GateProbe#validate}. */
     @Validate
     public void validate() {
@@ -137,36 +93,14 @@ public class PredicateGateLincheckTest {
         probe.validate(level.get() >= THRESHOLD && !gate.isClosed(), gate::admittedSnapshot);
     }
 
-    @Test
-    void modelChecking() {
-        run(new ModelCheckingOptions(), "modelChecking", 2, 150);
+    @Override
+    GateProbe probe() {
+        return probe;
     }
 
-    @Test
-    @Tag("stress")
-    void stress() {
-        run(new StressOptions(), "stress", 3, 300);
-    }
-
-    @Test
-    @Tag("long")
-    void modelCheckingLong() {
-        run(new ModelCheckingOptions(), "modelCheckingLong", 30, 1000);
-    }
-
-    private static void run(Options<?, ?> options, String mode, int iterations, int invocations) {
-        long start = System.nanoTime();
-        options.addCustomScenario(raiseRacingCancelAndClose())
-                .addCustomScenario(racingUpdates())
-                .addCustomScenario(poisonRacingRaise())
-                .iterations(Stress.scaled(iterations))
-                .invocationsPerIteration(invocations)
-                .threads(3)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1);
-        options.check(PredicateGateLincheckTest.class);
-        LincheckSupport.report(PredicateGateLincheckTest.class, mode, start);
+    @Override
+    List<ExecutionScenario> scenarios() {
+        return List.of(raiseRacingCancelAndClose(), racingUpdates(), poisonRacingRaise());
     }
 
     /**

@@ -1,17 +1,10 @@
 package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
+import java.util.List;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
-import org.jetbrains.lincheck.datastructures.Options;
-import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
-import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 
 /**
  * Lincheck explores {@link ReadinessGate} in model-checking and stress modes, with the admission
@@ -27,8 +20,7 @@ import org.junit.jupiter.api.Test;
  * only when two signals were coalesced, "missed signal: the condition holds and thread 2's waiter
  * waits".
  */
-@Param(name = "tid", gen = ThreadIdGen.class)
-public class ReadinessGateLincheckTest {
+public class ReadinessGateLincheckTest extends GateProbeLincheck {
     private final ReadinessGate gate = new ReadinessGate();
     private volatile boolean readyCalled;
     private final GateProbe probe = new GateProbe(gate,
@@ -44,77 +36,20 @@ public class ReadinessGateLincheckTest {
         gate.setReady();
     }
 
-    /** The try door with a work that records its admission. */
-    @Operation
-    public void tryWithin() {
-        probe.tryWithin();
-    }
-
-    /** Starts an acquisition and keeps it as this thread's latest waiter. */
-    @Operation
-    public void acquire(@Param(name = "tid") int tid) {
-        probe.acquire(tid);
-    }
-
-    /** Starts a within whose work records its admission. */
-    @Operation
-    public void within(@Param(name = "tid") int tid) {
-        probe.within(tid);
-    }
-
-    /** Cancels this thread's latest waiter. */
-    @Operation
-    public void cancel(@Param(name = "tid") int tid) {
-        probe.cancel(tid);
-    }
-
-    /** Exits one admission this thread holds. */
-    @Operation
-    public void release(@Param(name = "tid") int tid) {
-        probe.release(tid);
-    }
-
-    /** Closes the gate. */
-    @Operation
-    public void close() {
-        probe.close();
-    }
-
     /** After each run: the checks of {@link GateProbe#validate}. */
     @Validate
     public void validate() {
         probe.validate(readyCalled && !gate.isClosed(), gate::admittedSnapshot);
     }
 
-    @Test
-    void modelChecking() {
-        run(new ModelCheckingOptions(), "modelChecking", 2, 150);
+    @Override
+    GateProbe probe() {
+        return probe;
     }
 
-    @Test
-    @Tag("stress")
-    void stress() {
-        run(new StressOptions(), "stress", 3, 300);
-    }
-
-    @Test
-    @Tag("long")
-    void modelCheckingLong() {
-        run(new ModelCheckingOptions(), "modelCheckingLong", 30, 1000);
-    }
-
-    private static void run(Options<?, ?> options, String mode, int iterations, int invocations) {
-        long start = System.nanoTime();
-        options.addCustomScenario(setReadyRacingCancelAndClose())
-                .addCustomScenario(setReadyRacingEntries())
-                .iterations(Stress.scaled(iterations))
-                .invocationsPerIteration(invocations)
-                .threads(3)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1);
-        options.check(ReadinessGateLincheckTest.class);
-        LincheckSupport.report(ReadinessGateLincheckTest.class, mode, start);
+    @Override
+    List<ExecutionScenario> scenarios() {
+        return List.of(setReadyRacingCancelAndClose(), setReadyRacingEntries());
     }
 
     /**
