@@ -6,11 +6,9 @@ import dev.coro.task.Task;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import java.time.Duration;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -243,25 +241,7 @@ public class GateCapacity {
     private void virtualThreads(Runnable task, String name) throws InterruptedException {
         ran.reset();
         int n = tasks;
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Watchdog.begin(name);
-        Thread root = Thread.ofVirtual().start(() -> {
-            try (ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
-                for (int i = 0; i < n; i++) {
-                    workers.execute(task);
-                }
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        });
-        try {
-            root.join();
-        } finally {
-            Watchdog.end();
-        }
-        if (failure.get() != null) {
-            throw new IllegalStateException("virtual-thread root failed", failure.get());
-        }
+        Pools.Virtual.runAll(n, task, name);
     }
 
     private long check(int available, String what) {

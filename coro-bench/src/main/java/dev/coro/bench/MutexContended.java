@@ -3,10 +3,8 @@ package dev.coro.bench;
 import dev.coro.bench.peers.KotlinxMutexPeers;
 import dev.coro.sync.AsyncMutex;
 import dev.coro.task.Task;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -144,25 +142,7 @@ public class MutexContended {
                 }
             }
         };
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Watchdog.begin(name);
-        Thread root = Thread.ofVirtual().start(() -> {
-            try (ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
-                for (int i = 0; i < n; i++) {
-                    workers.execute(worker);
-                }
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        });
-        try {
-            root.join();
-        } finally {
-            Watchdog.end();
-        }
-        if (failure.get() != null) {
-            throw new IllegalStateException("virtual-thread root failed", failure.get());
-        }
+        Pools.Virtual.runAll(n, worker, name);
         return check(counter);
     }
 

@@ -3,8 +3,11 @@ package dev.coro.bench;
 import dev.coro.bench.peers.KotlinxPeers;
 import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.task.Task;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import kotlinx.coroutines.CoroutineDispatcher;
 import org.openjdk.jmh.annotations.Level;
@@ -181,6 +184,40 @@ public final class Pools {
             if (!String.valueOf(WORKERS).equals(p)) {
                 throw new IllegalStateException("virtual threads need " + WORKERS
                         + " carriers: run the fork with " + VT_PARALLELISM + " (found " + p + ")");
+            }
+        }
+
+        /**
+         * A root virtual thread opens {@code Executors.newVirtualThreadPerTaskExecutor()}, starts one
+         * virtual thread per run of {@code task} ({@code n} of them) and closes the executor, which
+         * waits for them; the benchmark thread joins the root, under the {@link Watchdog} as
+         * {@code name}.
+         *
+         * @param n how many virtual threads
+         * @param task what each runs
+         * @param name the benchmark's name for the watchdog
+         * @throws InterruptedException if interrupted
+         * @throws IllegalStateException if the root failed
+         */
+        public static void runAll(int n, Runnable task, String name) throws InterruptedException {
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Watchdog.begin(name);
+            Thread root = Thread.ofVirtual().start(() -> {
+                try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+                    for (int i = 0; i < n; i++) {
+                        threads.execute(task);
+                    }
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            });
+            try {
+                root.join();
+            } finally {
+                Watchdog.end();
+            }
+            if (failure.get() != null) {
+                throw new IllegalStateException("virtual-thread root failed", failure.get());
             }
         }
     }

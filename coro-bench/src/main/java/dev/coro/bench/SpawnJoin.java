@@ -3,10 +3,8 @@ package dev.coro.bench;
 import dev.coro.bench.peers.KotlinxPeers;
 import dev.coro.task.Task;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -108,25 +106,7 @@ public class SpawnJoin {
     public long virtualThreads(Pools.Virtual vt) throws InterruptedException {
         counter.reset();
         int n = tasks;
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Watchdog.begin("SpawnJoin.virtualThreads");
-        Thread root = Thread.ofVirtual().start(() -> {
-            try (ExecutorService children = Executors.newVirtualThreadPerTaskExecutor()) {
-                for (int i = 0; i < n; i++) {
-                    children.execute(child);
-                }
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        });
-        try {
-            root.join();
-        } finally {
-            Watchdog.end();
-        }
-        if (failure.get() != null) {
-            throw new IllegalStateException("virtual-thread root failed", failure.get());
-        }
+        Pools.Virtual.runAll(n, child, "SpawnJoin.virtualThreads");
         return check();
     }
 
