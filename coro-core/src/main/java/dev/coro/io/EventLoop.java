@@ -1,7 +1,7 @@
 package dev.coro.io;
 
 import dev.coro.cancel.Cancellable;
-import dev.coro.internal.TimerThread;
+import dev.coro.internal.Durations;
 import dev.coro.scheduler.Scheduler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -304,7 +304,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
             throw rejected();
         }
         long now = relativeNanos();
-        long deadline = now + TimerThread.toNanos(delay);
+        long deadline = now + Durations.toNanos(delay);
         if (deadline < now) {
             deadline = FOREVER; // overflow: saturate
         }
@@ -391,7 +391,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
         if (inEventLoop()) {
             throw new IllegalStateException("awaitTermination: called on the loop thread, which would wait for itself");
         }
-        return terminated.await(TimerThread.toNanos(timeout), TimeUnit.NANOSECONDS);
+        return terminated.await(Durations.toNanos(timeout), TimeUnit.NANOSECONDS);
     }
 
     /**

@@ -44,7 +44,7 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
      * 6. Progress. Wait-free (one exchange), apart from the inbox push (lock-free).
      * 7. Races. cancel vs fire vs drop: the exchange decides; the losers do nothing.
      * 8. Resumption. The loop runs the task itself, on the loop thread.
-     * 9. References. The same one-exchange decision as dev.coro.internal.TimerThread.Timer.
+     * 9. References. The same one-exchange decision as dev.coro.scheduler.TimerThread.Timer.
      */
 
     /** index: held nowhere. */

@@ -1,7 +1,7 @@
 package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
-import dev.coro.internal.TimerThread;
+import dev.coro.internal.Durations;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executor;
@@ -47,7 +47,7 @@ final class ExecutorScheduler implements Scheduler {
         if (executor instanceof ExecutorService es && es.isShutdown()) {
             throw new RejectedExecutionException(executor + " is shut down");
         }
-        return TimerThread.schedule(task, TimerThread.toNanos(delay), this, null);
+        return TimerThread.schedule(task, Durations.toNanos(delay), this, null);
     }
 
     @Override

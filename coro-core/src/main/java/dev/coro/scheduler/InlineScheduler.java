@@ -1,8 +1,8 @@
 package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.internal.Durations;
 import dev.coro.internal.Trampoline;
-import dev.coro.internal.TimerThread;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -34,7 +34,7 @@ final class InlineScheduler implements Scheduler {
     public Cancellable schedule(Runnable task, Duration delay) {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(delay, "delay");
-        return TimerThread.schedule(task, TimerThread.toNanos(delay), this, null);
+        return TimerThread.schedule(task, Durations.toNanos(delay), this, null);
     }
 
     @Override

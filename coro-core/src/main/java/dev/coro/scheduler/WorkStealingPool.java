@@ -1,7 +1,7 @@
 package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
-import dev.coro.internal.TimerThread;
+import dev.coro.internal.Durations;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -225,7 +225,7 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
         if (runState != RUNNING) {
             throw rejected();
         }
-        TimerThread.Timer timer = TimerThread.schedule(task, TimerThread.toNanos(delay), this::fire, timers);
+        TimerThread.Timer timer = TimerThread.schedule(task, Durations.toNanos(delay), this::fire, timers);
         if (runState != RUNNING) { // raced with shutdown's cancelAll
             timer.cancel();
             throw rejected();
@@ -365,7 +365,7 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
      */
     public boolean awaitTermination(Duration timeout) throws InterruptedException {
         Objects.requireNonNull(timeout, "timeout");
-        return exited.await(TimerThread.toNanos(timeout), TimeUnit.NANOSECONDS);
+        return exited.await(Durations.toNanos(timeout), TimeUnit.NANOSECONDS);
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.coro.task;
 
-import dev.coro.internal.Resume;
 import dev.coro.internal.WaitNode;
 import dev.coro.internal.WaitQueue;
 import java.lang.invoke.MethodHandles;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.Stress;
-import dev.coro.internal.TimerThread;
+import dev.coro.internal.Durations;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,11 +26,11 @@ class TimerThreadTest {
 
     @Test
     void convertsDelaysSaturating() {
-        assertEquals(0, TimerThread.toNanos(Duration.ofMillis(-1)));
-        assertEquals(0, TimerThread.toNanos(Duration.ZERO));
-        assertEquals(1_000_000, TimerThread.toNanos(Duration.ofMillis(1)));
-        assertEquals(Long.MAX_VALUE, TimerThread.toNanos(Duration.ofDays(365L * 1_000_000)));
-        assertEquals(Long.MAX_VALUE, TimerThread.toNanos(Duration.ofSeconds(Long.MAX_VALUE)));
+        assertEquals(0, Durations.toNanos(Duration.ofMillis(-1)));
+        assertEquals(0, Durations.toNanos(Duration.ZERO));
+        assertEquals(1_000_000, Durations.toNanos(Duration.ofMillis(1)));
+        assertEquals(Long.MAX_VALUE, Durations.toNanos(Duration.ofDays(365L * 1_000_000)));
+        assertEquals(Long.MAX_VALUE, Durations.toNanos(Duration.ofSeconds(Long.MAX_VALUE)));
     }
 
     @Test

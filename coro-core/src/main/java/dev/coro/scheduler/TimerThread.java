@@ -1,9 +1,8 @@
-package dev.coro.internal;
+package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -29,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safety: all methods may be called from any thread.
  */
-public final class TimerThread {
+final class TimerThread {
     private static final ScheduledThreadPoolExecutor EXECUTOR = createExecutor();
 
     private TimerThread() {}
@@ -46,29 +45,13 @@ public final class TimerThread {
     }
 
     /**
-     * Converts a delay to nanoseconds for a timer: negative becomes zero, and durations too long
-     * for a long saturate at {@link Long#MAX_VALUE}.
-     *
-     * @throws NullPointerException if {@code delay} is null
-     */
-    public static long toNanos(Duration delay) {
-        if (delay.isNegative()) {
-            return 0;
-        }
-        if (delay.getSeconds() >= Long.MAX_VALUE / 1_000_000_000L) {
-            return Long.MAX_VALUE;
-        }
-        return delay.toNanos();
-    }
-
-    /**
      * Runs {@code target.execute(task)} on the timer thread after {@code delayNanos} (measured with
      * {@link System#nanoTime()}; never early). The caller checks its arguments.
      *
      * @param registry if not null, the timer is in it until it fires or is cancelled (a scheduler uses
      *     this to cancel its pending timers when it shuts down)
      */
-    public static Timer schedule(Runnable task, long delayNanos, Executor target, Set<Timer> registry) {
+    static Timer schedule(Runnable task, long delayNanos, Executor target, Set<Timer> registry) {
         Timer timer = new Timer(task, target, registry);
         if (registry != null) {
             registry.add(timer);
@@ -79,7 +62,7 @@ public final class TimerThread {
     }
 
     /** Returns a fresh registry for {@link #schedule}: a concurrent set. */
-    public static Set<Timer> newRegistry() {
+    static Set<Timer> newRegistry() {
         return ConcurrentHashMap.newKeySet();
     }
 
@@ -87,7 +70,7 @@ public final class TimerThread {
      * Drops every timer in {@code registry} (for a scheduler's shutdown): cancels each, and tells the
      * task of each it cancelled ({@link #dropped}), on the calling thread.
      */
-    public static void cancelAll(Set<Timer> registry) {
+    static void cancelAll(Set<Timer> registry) {
         for (Timer t : registry) {
             t.drop();
         }
@@ -98,7 +81,7 @@ public final class TimerThread {
      * contract): a task that is a {@link Cancellable} is cancelled. An exception from it goes to the
      * calling thread's uncaught-exception handler.
      */
-    public static void dropped(Runnable task) {
+    static void dropped(Runnable task) {
         if (task instanceof Cancellable c) {
             try {
                 c.cancel();
@@ -114,7 +97,7 @@ public final class TimerThread {
     }
 
     /** A pending timer: a {@link Cancellable} handle that is also the timer queue's entry. */
-    public static final class Timer implements Cancellable, Runnable {
+    static final class Timer implements Cancellable, Runnable {
         /* Implementation overview.
          *
          * 1. Representation. task (volatile): the runnable while pending; null once fired or

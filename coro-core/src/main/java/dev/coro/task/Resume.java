@@ -1,5 +1,6 @@
-package dev.coro.internal;
+package dev.coro.task;
 
+import dev.coro.internal.Trampoline;
 import dev.coro.scheduler.Scheduler;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -8,14 +9,14 @@ import java.util.concurrent.RejectedExecutionException;
  * came from; inline, through the {@link Trampoline}, when the waking thread already runs that
  * scheduler.
  */
-public final class Resume {
+final class Resume {
     private Resume() {}
 
     /**
      * Resumes {@code continuation} on {@code scheduler}. If the scheduler has shut down and refuses
      * the work, the continuation runs on the waking thread instead: a waiter is never lost.
      */
-    public static void dispatch(Runnable continuation, Scheduler scheduler) {
+    static void dispatch(Runnable continuation, Scheduler scheduler) {
         if (scheduler.isCurrent()) {
             Trampoline.run(continuation, scheduler);
             return;
