@@ -2,18 +2,16 @@ package dev.coro.cancel;
 
 import dev.coro.LincheckSupport;
 
-import dev.coro.Stress;
 import java.util.Arrays;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -114,34 +112,24 @@ public class CancellationTokenLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(unregisterAfterObservedCancelLosesToCanceller())
-                .iterations(Stress.scaled(30))
-                .invocationsPerIteration(800)
-                .threads(3)
-                .actorsPerThread(2)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(CancellationTokenLincheckTest.class);
-        report("modelChecking", start);
+        check().scaledIterations(30).invocations(800)
+                .threads(3).actorsPerThread(2).actorsBefore(2).actorsAfter(1)
+                .modelCheck();
     }
 
     @Test
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(unregisterAfterObservedCancelLosesToCanceller())
-                .iterations(Stress.scaled(30))
-                .invocationsPerIteration(500)
-                .threads(2)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(CancellationTokenLincheckTest.class);
-        report("stress", start);
+        check().scaledIterations(30).invocations(500)
+                .threads(2).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .stress();
+    }
+
+    /** Every run of this test: the sequential specification and the custom scenarios. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(CancellationTokenLincheckTest.class)
+                .spec(Spec.class)
+                .scenarios(unregisterAfterObservedCancelLosesToCanceller());
     }
 
     /**
@@ -155,11 +143,6 @@ public class CancellationTokenLincheckTest {
                 null,
                 "register 1; isCancelled; unregister 1 | cancel",
                 null);
-    }
-
-
-    private static void report(String mode, long start) {
-        LincheckSupport.report(CancellationTokenLincheckTest.class, mode, start);
     }
 
     /**

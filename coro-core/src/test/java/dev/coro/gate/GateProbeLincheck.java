@@ -1,14 +1,10 @@
 package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
 import java.util.List;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
-import org.jetbrains.lincheck.datastructures.Options;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -65,33 +61,25 @@ public abstract class GateProbeLincheck {
 
     @Test
     void modelChecking() {
-        run(new ModelCheckingOptions(), "modelChecking", 2, 150);
+        check().scaledIterations(2).invocations(150).modelCheck();
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        run(new StressOptions(), "stress", 3, 300);
+        check().scaledIterations(3).invocations(300).stress();
     }
 
     @Test
     @Tag("long")
     void modelCheckingLong() {
-        run(new ModelCheckingOptions(), "modelCheckingLong", 30, 1000);
+        check().scaledIterations(30).invocations(1000).modelCheck("modelCheckingLong");
     }
 
-    private void run(Options<?, ?> options, String mode, int iterations, int invocations) {
-        long start = System.nanoTime();
-        for (ExecutionScenario scenario : scenarios()) {
-            options.addCustomScenario(scenario);
-        }
-        options.iterations(Stress.scaled(iterations))
-                .invocationsPerIteration(invocations)
-                .threads(3)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1);
-        options.check(getClass());
-        LincheckSupport.report(getClass(), mode, start);
+    /** Every run: the subclass's scenarios; three threads of three operations, two before, one after. */
+    private LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(getClass())
+                .scenarios(scenarios().toArray(ExecutionScenario[]::new))
+                .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1);
     }
 }

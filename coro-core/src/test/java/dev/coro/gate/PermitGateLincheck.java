@@ -1,7 +1,6 @@
 package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.task.Outcome;
 import dev.coro.task.Scope;
@@ -14,10 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
@@ -195,39 +192,27 @@ public abstract class PermitGateLincheck {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .addCustomScenario(releaseRacingCancelAndPush())
-                .addCustomScenario(closeRacingAdmission())
-                .addCustomScenario(coveredWaiterCancelled())
-                .addCustomScenario(arrivalCancelledWhileAPermitFrees())
-                .iterations(Stress.scaled(20))
-                .invocationsPerIteration(300)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(getClass());
-        LincheckSupport.report(getClass(), "modelChecking", start);
+        check().scaledIterations(20).invocations(300)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .modelCheck();
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .addCustomScenario(releaseRacingCancelAndPush())
-                .addCustomScenario(closeRacingAdmission())
-                .addCustomScenario(coveredWaiterCancelled())
-                .addCustomScenario(arrivalCancelledWhileAPermitFrees())
-                .iterations(Stress.scaled(20))
-                .invocationsPerIteration(1000)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(getClass());
-        LincheckSupport.report(getClass(), "stress", start);
+        check().scaledIterations(20).invocations(1000)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .stress();
+    }
+
+    /** Every run of this test: the custom scenarios. */
+    private LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(getClass())
+                .scenarios(
+                        releaseRacingCancelAndPush(),
+                        closeRacingAdmission(),
+                        coveredWaiterCancelled(),
+                        arrivalCancelledWhileAPermitFrees());
     }
 
     /**

@@ -1,7 +1,6 @@
 package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
 import dev.coro.sync.Event;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
@@ -12,10 +11,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
@@ -176,19 +173,9 @@ public class PhaseGateLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .addCustomScenario(reArrivalRacingTheLateArrival())
-                .addCustomScenario(cancelRacingTheBoundary())
-                .addCustomScenario(closeRacingTheNextBoundary())
-                .iterations(Stress.scaled(8))
-                .invocationsPerIteration(300)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(PhaseGateLincheckTest.class);
-        LincheckSupport.report(PhaseGateLincheckTest.class, "modelChecking", start);
+        check().scaledIterations(8).invocations(300)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .modelCheck();
     }
 
     /**
@@ -199,37 +186,26 @@ public class PhaseGateLincheckTest {
     @Tag("long")
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void modelCheckingLong() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .addCustomScenario(reArrivalRacingTheLateArrival())
-                .addCustomScenario(cancelRacingTheBoundary())
-                .addCustomScenario(closeRacingTheNextBoundary())
-                .iterations(30)
-                .invocationsPerIteration(1000)
-                .threads(THREADS)
-                .actorsPerThread(4)
-                .actorsBefore(2)
-                .actorsAfter(2)
-                .check(PhaseGateLincheckTest.class);
-        LincheckSupport.report(PhaseGateLincheckTest.class, "modelCheckingLong", start);
+        check().iterations(30).invocations(1000)
+                .threads(THREADS).actorsPerThread(4).actorsBefore(2).actorsAfter(2)
+                .modelCheck("modelCheckingLong");
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .addCustomScenario(reArrivalRacingTheLateArrival())
-                .addCustomScenario(cancelRacingTheBoundary())
-                .addCustomScenario(closeRacingTheNextBoundary())
-                .iterations(Stress.scaled(10))
-                .invocationsPerIteration(1000)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(PhaseGateLincheckTest.class);
-        LincheckSupport.report(PhaseGateLincheckTest.class, "stress", start);
+        check().scaledIterations(10).invocations(1000)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .stress();
+    }
+
+    /** Every run of this test: the custom scenarios. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(PhaseGateLincheckTest.class)
+                .scenarios(
+                        reArrivalRacingTheLateArrival(),
+                        cancelRacingTheBoundary(),
+                        closeRacingTheNextBoundary());
     }
 
     /**

@@ -1,7 +1,6 @@
 package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
 import java.util.List;
@@ -10,10 +9,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
@@ -206,35 +203,23 @@ public class ReadWriteGateLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .addCustomScenario(writerCancelledRacingTheLastReadersExit())
-                .addCustomScenario(closeRacingTheHandOffToReaders())
-                .iterations(Stress.scaled(20))
-                .invocationsPerIteration(300)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(ReadWriteGateLincheckTest.class);
-        LincheckSupport.report(ReadWriteGateLincheckTest.class, "modelChecking", start);
+        check().scaledIterations(20).invocations(300)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .modelCheck();
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .addCustomScenario(writerCancelledRacingTheLastReadersExit())
-                .addCustomScenario(closeRacingTheHandOffToReaders())
-                .iterations(Stress.scaled(20))
-                .invocationsPerIteration(1000)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(ReadWriteGateLincheckTest.class);
-        LincheckSupport.report(ReadWriteGateLincheckTest.class, "stress", start);
+        check().scaledIterations(20).invocations(1000)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .stress();
+    }
+
+    /** Every run of this test: the custom scenarios. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(ReadWriteGateLincheckTest.class)
+                .scenarios(writerCancelledRacingTheLastReadersExit(), closeRacingTheHandOffToReaders());
     }
 
     /**

@@ -2,15 +2,13 @@ package dev.coro.internal;
 
 import dev.coro.LincheckSupport;
 
-import dev.coro.Stress;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -107,34 +105,24 @@ public class SignalListLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(removeAfterObservedFireLosesToFirer())
-                .iterations(Stress.scaled(30))
-                .invocationsPerIteration(1000)
-                .threads(3)
-                .actorsPerThread(2)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(SignalListLincheckTest.class);
-        report("modelChecking", start);
+        check().scaledIterations(30).invocations(1000)
+                .threads(3).actorsPerThread(2).actorsBefore(2).actorsAfter(1)
+                .modelCheck();
     }
 
     @Test
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(removeAfterObservedFireLosesToFirer())
-                .iterations(Stress.scaled(30))
-                .invocationsPerIteration(500)
-                .threads(2)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(SignalListLincheckTest.class);
-        report("stress", start);
+        check().scaledIterations(30).invocations(500)
+                .threads(2).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .stress();
+    }
+
+    /** Every run of this test: the sequential specification and the custom scenarios. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(SignalListLincheckTest.class)
+                .spec(Spec.class)
+                .scenarios(removeAfterObservedFireLosesToFirer());
     }
 
     /**
@@ -148,11 +136,6 @@ public class SignalListLincheckTest {
                 "add0",
                 "isFired; remove 0 | fire",
                 null);
-    }
-
-
-    private static void report(String mode, long start) {
-        LincheckSupport.report(SignalListLincheckTest.class, mode, start);
     }
 
     /** A node that counts how often it fired. */

@@ -1,15 +1,13 @@
 package dev.coro.internal;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Objects;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -102,32 +100,23 @@ public class WaitQueueLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .iterations(Stress.scaled(30))
-                .invocationsPerIteration(500)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(2)
-                .check(WaitQueueLincheckTest.class);
-        LincheckSupport.report(WaitQueueLincheckTest.class, "modelChecking", start);
+        check().scaledIterations(30).invocations(500)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(2)
+                .modelCheck();
     }
 
     @Test
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .iterations(Stress.scaled(30))
-                .invocationsPerIteration(2000)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(2)
-                .check(WaitQueueLincheckTest.class);
-        LincheckSupport.report(WaitQueueLincheckTest.class, "stress", start);
+        check().scaledIterations(30).invocations(2000)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(2)
+                .stress();
+    }
+
+    /** Every run of this test: the sequential specification. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(WaitQueueLincheckTest.class)
+                .spec(Spec.class);
     }
 
     /** The sequential specification: a FIFO queue of names, each settled at most once. */

@@ -1,15 +1,12 @@
 package dev.coro.io;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -72,33 +69,23 @@ public class InboxLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .iterations(Stress.scaled(10))
-                .invocationsPerIteration(500)
-                .threads(3)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(2)
-                .check(InboxLincheckTest.class);
-        LincheckSupport.report(InboxLincheckTest.class, "modelChecking", start);
+        check().scaledIterations(10).invocations(500)
+                .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(2)
+                .modelCheck();
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .iterations(Stress.scaled(10))
-                .invocationsPerIteration(1000)
-                .threads(3)
-                .actorsPerThread(4)
-                .actorsBefore(2)
-                .actorsAfter(2)
-                .check(InboxLincheckTest.class);
-        LincheckSupport.report(InboxLincheckTest.class, "stress", start);
+        check().scaledIterations(10).invocations(1000)
+                .threads(3).actorsPerThread(4).actorsBefore(2).actorsAfter(2)
+                .stress();
+    }
+
+    /** Every run of this test: the sequential specification. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(InboxLincheckTest.class)
+                .spec(Spec.class);
     }
 
     /** The sequential specification: a FIFO queue with a one-way close. */

@@ -1,11 +1,9 @@
 package dev.coro.io;
 
 import dev.coro.LincheckSupport;
-import dev.coro.Stress;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
@@ -202,18 +200,15 @@ public class ParkingLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .addCustomScenario(aWheelPushRacingTheScan())
-                .addCustomScenario(aBurstToAParkedLoop())
-                .iterations(Stress.scaled(15))
-                .invocationsPerIteration(500)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(1)
-                .actorsAfter(1)
-                .check(ParkingLincheckTest.class);
-        LincheckSupport.report(ParkingLincheckTest.class, "modelChecking", start);
+        check().scaledIterations(15).invocations(500)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(1).actorsAfter(1)
+                .modelCheck();
+    }
+
+    /** Every run of this test: the custom scenarios. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(ParkingLincheckTest.class)
+                .scenarios(aWheelPushRacingTheScan(), aBurstToAParkedLoop());
     }
 
     /**

@@ -2,7 +2,6 @@ package dev.coro.scheduler;
 
 import dev.coro.LincheckSupport;
 
-import dev.coro.Stress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,10 +10,8 @@ import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -102,37 +99,24 @@ public class WorkQueueLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(pushIntoTheSlotAThiefIsCopying())
-                .addCustomScenario(twoThievesAndTheOwner())
-                .iterations(Stress.scaled(10))
-                .invocationsPerIteration(500)
-                .threads(3)
-                .actorsPerThread(2)
-                .actorsBefore(3)
-                .actorsAfter(1)
-                .check(WorkQueueLincheckTest.class);
-        report("modelChecking", start);
+        check().scaledIterations(10).invocations(500)
+                .threads(3).actorsPerThread(2).actorsBefore(3).actorsAfter(1)
+                .modelCheck();
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(pushIntoTheSlotAThiefIsCopying())
-                .addCustomScenario(twoThievesAndTheOwner())
-                .iterations(Stress.scaled(20))
-                .invocationsPerIteration(1000)
-                .threads(3)
-                .actorsPerThread(4)
-                .actorsBefore(3)
-                .actorsAfter(2)
-                .check(WorkQueueLincheckTest.class);
-        report("stress", start);
+        check().scaledIterations(20).invocations(1000)
+                .threads(3).actorsPerThread(4).actorsBefore(3).actorsAfter(2)
+                .stress();
+    }
+
+    /** Every run of this test: the sequential specification and the custom scenarios. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(WorkQueueLincheckTest.class)
+                .spec(Spec.class)
+                .scenarios(pushIntoTheSlotAThiefIsCopying(), twoThievesAndTheOwner());
     }
 
     /**
@@ -180,10 +164,6 @@ public class WorkQueueLincheckTest {
 
     private static KFunction<?> op(String name) {
         return LincheckSupport.op(WorkQueueLincheckTest.class, name);
-    }
-
-    private static void report(String mode, long start) {
-        LincheckSupport.report(WorkQueueLincheckTest.class, mode, start);
     }
 
     /**

@@ -2,7 +2,6 @@ package dev.coro.sync;
 
 import dev.coro.LincheckSupport;
 
-import dev.coro.Stress;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
 import java.util.ArrayDeque;
@@ -16,10 +15,8 @@ import kotlin.Unit;
 import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
@@ -218,20 +215,9 @@ public class AsyncMutexLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(handOverRacingCancel())
-                .addCustomScenario(detachRacingNewestWaiterPoppingItself())
-                .addCustomScenario(pushRacingRelease())
-                .iterations(Stress.scaled(15))
-                .invocationsPerIteration(200)
-                .threads(THREADS)
-                .actorsPerThread(2)
-                .actorsBefore(2)
-                .actorsAfter(2)
-                .check(AsyncMutexLincheckTest.class);
-        report("modelChecking", start);
+        check().scaledIterations(15).invocations(200)
+                .threads(THREADS).actorsPerThread(2).actorsBefore(2).actorsAfter(2)
+                .modelCheck();
     }
 
     @Test
@@ -243,20 +229,19 @@ public class AsyncMutexLincheckTest {
     // checking mode, which the default run keeps, covers the same state machine. Run with -Pstress.
     @Tag("long")
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(handOverRacingCancel())
-                .addCustomScenario(detachRacingNewestWaiterPoppingItself())
-                .addCustomScenario(pushRacingRelease())
-                .iterations(Stress.scaled(30))
-                .invocationsPerIteration(1500)
-                .threads(THREADS)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(2)
-                .check(AsyncMutexLincheckTest.class);
-        report("stress", start);
+        check().scaledIterations(30).invocations(1500)
+                .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(2)
+                .stress();
+    }
+
+    /** Every run of this test: the sequential specification and the custom scenarios. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(AsyncMutexLincheckTest.class)
+                .spec(Spec.class)
+                .scenarios(
+                        handOverRacingCancel(),
+                        detachRacingNewestWaiterPoppingItself(),
+                        pushRacingRelease());
     }
 
     /**
@@ -345,10 +330,6 @@ public class AsyncMutexLincheckTest {
 
     private static KFunction<?> op(String name) {
         return LincheckSupport.op(AsyncMutexLincheckTest.class, name);
-    }
-
-    private static void report(String mode, long start) {
-        LincheckSupport.report(AsyncMutexLincheckTest.class, mode, start);
     }
 
     /** One lock() run, watched through its outcome. */

@@ -2,7 +2,6 @@ package dev.coro.sync;
 
 import dev.coro.LincheckSupport;
 
-import dev.coro.Stress;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
 import java.util.List;
@@ -12,10 +11,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
@@ -175,37 +172,24 @@ public class EventLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(aWaitAcrossResetAndSetGetsTheSecondValue())
-                .addCustomScenario(cancelRacingSetEndsOnce())
-                .iterations(Stress.scaled(12))
-                .invocationsPerIteration(200)
-                .threads(3)
-                .actorsPerThread(2)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(EventLincheckTest.class);
-        report("modelChecking", start);
+        check().scaledIterations(12).invocations(200)
+                .threads(3).actorsPerThread(2).actorsBefore(2).actorsAfter(1)
+                .modelCheck();
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(aWaitAcrossResetAndSetGetsTheSecondValue())
-                .addCustomScenario(cancelRacingSetEndsOnce())
-                .iterations(Stress.scaled(30))
-                .invocationsPerIteration(1000)
-                .threads(3)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .check(EventLincheckTest.class);
-        report("stress", start);
+        check().scaledIterations(30).invocations(1000)
+                .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .stress();
+    }
+
+    /** Every run of this test: the sequential specification and the custom scenarios. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(EventLincheckTest.class)
+                .spec(Spec.class)
+                .scenarios(aWaitAcrossResetAndSetGetsTheSecondValue(), cancelRacingSetEndsOnce());
     }
 
     /**
@@ -226,11 +210,6 @@ public class EventLincheckTest {
                 "await 0",
                 "awaitAndCancel; await 1 | set 1; reset",
                 null);
-    }
-
-
-    private static void report(String mode, long start) {
-        LincheckSupport.report(EventLincheckTest.class, mode, start);
     }
 
     /** One wait, watched through its outcome: what it ended with, how often, and on which thread. */

@@ -1,16 +1,12 @@
 package dev.coro.task;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import dev.coro.Stress;
+import dev.coro.LincheckSupport;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -98,29 +94,23 @@ public class CompletionLincheckTest {
 
     @Test
     void modelChecking() {
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .iterations(Stress.scaled(20))
-                .invocationsPerIteration(500)
-                .threads(3)
-                .actorsPerThread(2)
-                .actorsBefore(1)
-                .actorsAfter(1)
-                .check(CompletionLincheckTest.class);
-        assertTrue(true, "check() throws on a non-linearizable or invalid history");
+        check().scaledIterations(20).invocations(500)
+                .threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)
+                .modelCheck();
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .iterations(Stress.scaled(20))
-                .invocationsPerIteration(1000)
-                .threads(3)
-                .actorsPerThread(3)
-                .check(CompletionLincheckTest.class);
-        assertTrue(true, "check() throws on a non-linearizable or invalid history");
+        check().scaledIterations(20).invocations(1000)
+                .threads(3).actorsPerThread(3)
+                .stress();
+    }
+
+    /** Every run of this test: the sequential specification. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(CompletionLincheckTest.class)
+                .spec(Spec.class);
     }
 
     /** The sequential specification. */

@@ -15,10 +15,8 @@ import kotlin.Unit;
 import kotlin.reflect.KFunction;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
@@ -223,49 +221,30 @@ public class ScopeLincheckTest {
 
     @Test
     void modelChecking() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions() // the custom scenarios run on their own, below
-                .sequentialSpecification(Spec.class)
-                .iterations(Stress.scaled(8))
-                .invocationsPerIteration(400)
-                .threads(3)
-                .actorsPerThread(2)
-                .actorsBefore(1)
-                .actorsAfter(1)
-                .check(ScopeLincheckTest.class);
-        report("modelChecking", start);
+        check() // the custom scenarios run on their own, below
+                .scaledIterations(8).invocations(400)
+                .threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)
+                .modelCheck();
     }
 
     @Test
-    @Tag("stress")
+    @Tag(LincheckSupport.STRESS_MODE)
     void stress() {
-        long start = System.nanoTime();
-        new StressOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(spawnRacingCloseIsCountedBeforeCloseReturns())
-                .addCustomScenario(joinWokenFromAStaleEpochWaitsForItsOwn())
-                .addCustomScenario(joinRacingTheEndOfAnEpochIsReleasedByIt())
-                .iterations(Stress.scaled(20))
-                .invocationsPerIteration(500)
-                .threads(3)
-                .actorsPerThread(4)
-                .actorsBefore(2)
-                .actorsAfter(2)
-                .check(ScopeLincheckTest.class);
-        report("stress", start);
+        check().scenarios(
+                        spawnRacingCloseIsCountedBeforeCloseReturns(),
+                        joinWokenFromAStaleEpochWaitsForItsOwn(),
+                        joinRacingTheEndOfAnEpochIsReleasedByIt())
+                .scaledIterations(20).invocations(500)
+                .threads(3).actorsPerThread(4).actorsBefore(2).actorsAfter(2)
+                .stress();
     }
 
     /** The regression scenario on its own; the race needs one switch, found within a few hundred runs. */
     @Test
     void spawnRacingCloseIsCountedBeforeCloseReturnsRegression() {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(spawnRacingCloseIsCountedBeforeCloseReturns())
-                .iterations(0)
-                .invocationsPerIteration(Stress.scaled(1000))
-                .check(ScopeLincheckTest.class);
-        report("spawnRacingCloseIsCountedBeforeCloseReturnsRegression", start);
+        check().scenarios(spawnRacingCloseIsCountedBeforeCloseReturns())
+                .iterations(0).invocations(Stress.scaled(1000))
+                .modelCheck("spawnRacingCloseIsCountedBeforeCloseReturnsRegression");
     }
 
     /**
@@ -292,15 +271,14 @@ public class ScopeLincheckTest {
     }
 
     private static void checkEpochScenarios(String name, int invocations) {
-        long start = System.nanoTime();
-        new ModelCheckingOptions()
-                .sequentialSpecification(Spec.class)
-                .addCustomScenario(joinWokenFromAStaleEpochWaitsForItsOwn())
-                .addCustomScenario(joinRacingTheEndOfAnEpochIsReleasedByIt())
-                .iterations(0)
-                .invocationsPerIteration(invocations)
-                .check(ScopeLincheckTest.class);
-        report(name, start);
+        check().scenarios(joinWokenFromAStaleEpochWaitsForItsOwn(), joinRacingTheEndOfAnEpochIsReleasedByIt())
+                .iterations(0).invocations(invocations)
+                .modelCheck(name);
+    }
+
+    /** Every run of this test: the sequential specification. */
+    private static LincheckSupport.Check check() {
+        return LincheckSupport.lincheck(ScopeLincheckTest.class).spec(Spec.class);
     }
 
     /**
@@ -370,10 +348,6 @@ public class ScopeLincheckTest {
 
     private static KFunction<?> op(String name) {
         return LincheckSupport.op(ScopeLincheckTest.class, name);
-    }
-
-    private static void report(String mode, long start) {
-        LincheckSupport.report(ScopeLincheckTest.class, mode, start);
     }
 
     /** A child: waits for its promise (ignoring cancellation), then marks itself ended. */
