@@ -1,5 +1,6 @@
 package dev.coro.scheduler;
 
+import static dev.coro.Latches.opens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -105,7 +106,7 @@ class InlineSchedulerTest {
     void aNegativeDelayMeansNow() throws Exception {
         CountDownLatch fired = new CountDownLatch(1);
         inline.schedule(fired::countDown, Duration.ofSeconds(-5));
-        fired.await();
+        assertTrue(opens(fired), "a timer with a negative delay fired");
     }
 
     @Test

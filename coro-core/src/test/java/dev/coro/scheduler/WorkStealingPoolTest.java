@@ -1,6 +1,7 @@
 package dev.coro.scheduler;
 
 import static dev.coro.Latches.await;
+import static dev.coro.Latches.opens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -186,6 +187,7 @@ class WorkStealingPoolTest {
     @Test
     void nestedLocalSubmissionsRun() throws Exception {
         int depth = 10_000;
+        AtomicInteger ran = new AtomicInteger();
         CountDownLatch done = new CountDownLatch(1);
         try (WorkStealingPool pool = WorkStealingPool.create(2)) {
             pool.execute(new Runnable() {
@@ -193,6 +195,7 @@ class WorkStealingPoolTest {
 
                 @Override
                 public void run() {
+                    ran.incrementAndGet();
                     if (--left == 0) {
                         done.countDown();
                     } else {
@@ -200,7 +203,8 @@ class WorkStealingPoolTest {
                     }
                 }
             });
-            done.await();
+            assertTrue(opens(done), "the 10,000 nested submissions all ran");
+            assertEquals(depth, ran.get(), "each nested submission ran once");
         }
     }
 
@@ -247,7 +251,7 @@ class WorkStealingPoolTest {
                 } // else: submit while the workers are on their way to parking
                 CountDownLatch ran = new CountDownLatch(1);
                 pool.execute(ran::countDown);
-                ran.await();
+                assertTrue(opens(ran), "round " + i + ": a submission to an idle pool ran");
             }
         }
     }
@@ -262,7 +266,8 @@ class WorkStealingPoolTest {
             for (int i = 0; i < rounds; i++) {
                 CountDownLatch first = new CountDownLatch(1);
                 pool.execute(first::countDown);
-                first.await(); // the pool goes idle from here on
+                assertTrue(opens(first), "round " + i + ": the first submission ran");
+                // the pool goes idle from here on
                 long offset = (i % 100) * 1_000L; // 0 to 99 us: not a sleep, a varying start
                 long start = System.nanoTime();
                 while (System.nanoTime() - start < offset) {
@@ -270,7 +275,8 @@ class WorkStealingPoolTest {
                 }
                 CountDownLatch ran = new CountDownLatch(1);
                 pool.execute(ran::countDown);
-                ran.await();
+                assertTrue(opens(ran),
+                        "round " + i + ": a submission " + offset / 1_000 + " us into the searchers' spin ran");
             }
         }
     }
@@ -296,7 +302,8 @@ class WorkStealingPoolTest {
                     partner.countDown();
                     done.countDown();
                 });
-                done.await();
+                assertTrue(opens(done),
+                        "round " + i + ": both tasks of the burst ran (a second worker woke for the partner)");
             }
         }
     }
@@ -321,7 +328,8 @@ class WorkStealingPoolTest {
                     }
                     done.countDown();
                 });
-                done.await();
+                assertTrue(opens(done),
+                        "round " + i + ": the local child ran (stolen) while its submitter waited for it");
             }
         }
     }
