@@ -10,8 +10,8 @@
  *   <li>{@link dev.coro.sync}: the seeds' {@code Event} and {@code AsyncMutex};</li>
  *   <li>{@link dev.coro.io}: the event loop (a scheduler over a NIO selector, with timers) and asynchronous channels.</li>
  * </ul>
- * {@code dev.coro.internal} holds the shared lock-free machinery (the waiter-queue engine among it) and is
- * not exported.
+ * {@code dev.coro.internal} holds the shared lock-free machinery (the admission engine that every waiting
+ * primitive's rule runs on, among it) and is not exported.
  */
 module dev.coro {
     exports dev.coro.cancel;

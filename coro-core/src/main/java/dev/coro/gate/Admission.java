@@ -1,5 +1,6 @@
 package dev.coro.gate;
 
+import dev.coro.internal.AdmissionEngine;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -22,12 +23,12 @@ import java.lang.invoke.VarHandle;
  * }
  */
 public final class Admission implements AutoCloseable {
-    private final AdmissionGate gate;
+    private final AdmissionEngine engine;
     private final long weight;
     private volatile int exited;
 
-    Admission(AdmissionGate gate, long weight) {
-        this.gate = gate;
+    Admission(AdmissionEngine engine, long weight) {
+        this.engine = engine;
         this.weight = weight;
     }
 
@@ -40,7 +41,7 @@ public final class Admission implements AutoCloseable {
         if (exited != 0 || !EXITED.compareAndSet(this, 0, 1)) {
             return false;
         }
-        gate.release(weight);
+        engine.release(weight);
         return true;
     }
 

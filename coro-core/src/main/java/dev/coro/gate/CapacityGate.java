@@ -1,5 +1,7 @@
 package dev.coro.gate;
 
+import dev.coro.internal.PermitLane;
+
 /**
  * A gate that admits at most {@code capacity} operations at once (P4215's {@code capacity_gate}): an
  * asynchronous semaphore without a manual release, for bounding concurrent uploads, requests or
@@ -45,7 +47,7 @@ package dev.coro.gate;
  * Task<Void> maybe = serviceGate.tryWithin(refreshSnapshot());       // cancelled if all 8 are busy
  * }
  */
-public final class CapacityGate extends PermitGate {
+public final class CapacityGate extends SingleDoorGate {
     /**
      * Creates an open gate with {@code capacity} free slots.
      *
@@ -53,7 +55,7 @@ public final class CapacityGate extends PermitGate {
      * @throws IllegalArgumentException if {@code capacity <= 0}
      */
     public CapacityGate(int capacity) {
-        super(checkCapacity(capacity));
+        super(new PermitLane(checkCapacity(capacity)));
     }
 
     private static int checkCapacity(int capacity) {
@@ -69,7 +71,7 @@ public final class CapacityGate extends PermitGate {
      * @return the most operations admitted at once
      */
     public int capacity() {
-        return permits();
+        return (int) lane().permits();
     }
 
     /**
@@ -79,7 +81,11 @@ public final class CapacityGate extends PermitGate {
      * @return free slots, between 0 and the capacity
      */
     public int available() {
-        return freePermits();
+        return (int) lane().freePermits();
+    }
+
+    private PermitLane lane() {
+        return (PermitLane) engine;
     }
 
     @Override

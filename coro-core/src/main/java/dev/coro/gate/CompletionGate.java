@@ -76,21 +76,21 @@ import java.util.Objects;
 public final class CompletionGate extends LatchGate {
     /* Implementation overview.
      *
-     * The queueing, admission, cancellation and close are AdmissionGate's (read its overview); this
+     * The queueing, admission, cancellation and close are the engine's (AdmissionEngine); this
      * class adds one lock-free counter of its own, the arrivals, so its parts are short.
      *
      * 1. Representation. arrivals (volatile int, 0..n): arrivals recorded. Rule state, LatchGate's,
-     *    owner only (AdmissionGate I1): open (the n-th arrival's signal has been applied; true from the start
+     *    owner only (AdmissionEngine I1): open (the n-th arrival's signal has been applied; true from the start
      *    when n == 0; never cleared) and admitted (admissions not yet given back, for closeAndCheck).
      * 2. Transitions. arrive: CAS arrivals a -> a + 1 while a < n (a == n: throw, nothing changes);
-     *    the thread whose CAS makes it n sends signal(1). The owner's ruleSignal sets open; the
-     *    drain that applies it admits every waiter. close and the doors: AdmissionGate.
+     *    the thread whose CAS makes it n sends the opening signal. The owner's ruleSignal sets open;
+     *    the drain that applies it admits every waiter. close and the doors: AdmissionGate.
      * 3. Linearization points. arrive: its successful CAS (or, when it throws, its read of n).
      *    The gate opens at the owner's application of the n-th arrival's signal: an arrival is
      *    recorded (arrivals() shows it) a moment before the gate admits.
      * 4. Invariants. C1: 0 <= arrivals <= n, and it only grows. C2: open implies arrivals == n
-     *    (only the n-th CAS signals, before which nothing sets open; asserted in ruleSignal).
-     *    C3: admitted counts exactly the admissions not yet given back (AdmissionGate I3).
+     *    (only the n-th CAS signals, before which nothing sets open).
+     *    C3: admitted counts exactly the admissions not yet given back (AdmissionEngine I3).
      * 5. Memory ordering. Every arrival's CAS reads the previous one's write (volatile), so each
      *    contributor's actions happen-before the n-th CAS, which precedes its signal's getAndAdd,
      *    which the admitting owner's getAndSet reads: contributors' actions happen-before the
@@ -98,8 +98,8 @@ public final class CompletionGate extends LatchGate {
      * 6. Progress. arrive is lock-free (the CAS loop retries only when another arrival succeeded)
      *    and at most n arrivals succeed; only one arrival touches the engine.
      * 7. Cancellation. Arrivals cannot be cancelled (a void call). A waiter's cancellation is the
-     *    engine's (AdmissionGate part 7); it is not an arrival.
-     * 8. Resumption. The waiters admitted on opening resume as AdmissionGate part 8 says.
+     *    engine's (AdmissionEngine part 7); it is not an arrival.
+     * 8. Resumption. The waiters admitted on opening resume as AdmissionEngine part 8 says.
      * 9. References. P4215 (seed 003) completion_gate and its (Latch) constraint; Destruction.
      */
 
@@ -145,7 +145,7 @@ public final class CompletionGate extends LatchGate {
             }
         } while (!ARRIVALS.compareAndSet(this, a, a + 1));
         if (a + 1 == expected) {
-            signal(1); // applied by the owner: ruleSignal opens, then the drain admits everyone
+            open(); // applied by the owner: the rule opens, then the drain admits everyone
         }
     }
 
@@ -194,12 +194,6 @@ public final class CompletionGate extends LatchGate {
      */
     public boolean isOpen() {
         return arrivals == expected && !isClosed();
-    }
-
-    @Override
-    void ruleSignal(int count) {
-        assert count == 1 && arrivals == expected : "only the last arrival signals: " + count;
-        super.ruleSignal(count);
     }
 
     @Override

@@ -1,55 +1,68 @@
 package dev.coro.gate;
 
+import dev.coro.internal.AdmissionEngine;
+
 /**
- * The rule of the gates that hold every entry back until one signal opens them for good
- * ({@link ReadinessGate}: {@code setReady()}; {@link CompletionGate}: the n-th arrival), and then
- * admit everyone: written once here, each gate only decides when to send the signal.
+ * The gates that hold every entry back until one signal opens them for good ({@link ReadinessGate}:
+ * {@code setReady()}; {@link CompletionGate}: the n-th arrival), and then admit everyone: the rule is
+ * written once here ({@link Latch}), each gate only decides when to send the signal.
  */
 abstract class LatchGate extends SingleDoorGate {
-    /* Rule state, owner only (AdmissionGate I1): open (set by ruleSignal when the opening signal is
-     * applied; never cleared) and admitted (admissions not yet given back, for closeAndCheck). */
-
-    private boolean open;
-    private int admitted;
-
-    /** Creates the rule, already open if {@code open} (a completion gate expecting no arrivals). */
+    /** Creates the gate, already open if {@code open} (a completion gate expecting no arrivals). */
     LatchGate(boolean open) {
-        this.open = open;
+        super(new Latch(open));
+    }
+
+    /** Sends the opening signal: applied by the engine's owner before it next decides. */
+    final void open() {
+        engine.signal(1);
     }
 
     /** Admissions not yet given back: a racy snapshot for tests, exact when the gate is quiescent. */
-    final int admittedSnapshot() {
-        return admitted;
+    final long admittedSnapshot() {
+        return ((Latch) engine).admitted;
     }
 
-    @Override
-    final boolean ruleTryEnter(int kind) {
-        if (!open) {
-            return false;
+    /**
+     * The rule. State, owner only (AdmissionEngine I1): open (set by the opening signal, never
+     * cleared) and admitted (admissions not yet given back, for closeAndCheck).
+     */
+    private static final class Latch extends AdmissionEngine {
+        private boolean open;
+        private long admitted;
+
+        Latch(boolean open) {
+            this.open = open;
         }
-        admitted++;
-        return true;
-    }
 
-    @Override
-    final boolean ruleCanEnter() {
-        return open;
-    }
+        @Override
+        protected boolean ruleTryEnter(Object tag) {
+            if (!open) {
+                return false;
+            }
+            admitted++;
+            return true;
+        }
 
-    @Override
-    final void ruleLeave(long released) {
-        admitted -= released(released, 0);
-        assert admitted >= 0 : "more admissions given back than taken: " + admitted;
-    }
+        @Override
+        protected boolean ruleCanEnter() {
+            return open;
+        }
 
-    @Override
-    final int ruleAdmitted() {
-        return admitted;
-    }
+        @Override
+        protected void ruleLeave(long released) {
+            admitted -= released;
+            assert admitted >= 0 : "more admissions given back than taken: " + admitted;
+        }
 
-    /** The opening signal: applied by the owner before it next decides (AdmissionGate part 5). */
-    @Override
-    void ruleSignal(int count) {
-        open = true;
+        @Override
+        protected long ruleAdmitted() {
+            return admitted;
+        }
+
+        @Override
+        protected void ruleSignal(int count) {
+            open = true;
+        }
     }
 }

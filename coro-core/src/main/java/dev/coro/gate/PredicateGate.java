@@ -1,5 +1,7 @@
 package dev.coro.gate;
 
+import dev.coro.internal.AdmissionEngine;
+
 import java.util.Objects;
 import java.util.function.BooleanSupplier;
 
@@ -99,19 +101,13 @@ import java.util.function.BooleanSupplier;
  * }
  */
 public final class PredicateGate extends SingleDoorGate {
-    /* Rule state, owner only (AdmissionGate I1): predicate (evaluated only in the rule hooks, so
+    /* Rule state, owner only (AdmissionEngine I1): predicate (evaluated only in the rule hooks, so
      * only under ownership: never concurrently with itself, each evaluation ordered after the
      * previous owner's by the owner word), admitted (admissions not yet given back). failure is
      * written once by the owner and read by update() callers, hence volatile. update() is the
      * engine's signal: ruleSignal does nothing, because every drain that applies a signal evaluates
      * the predicate afterwards (ruleCanEnter or ruleTryEnter), after the owner's getAndSet of the
      * signal counter that makes the updater's writes visible. */
-
-    private final BooleanSupplier predicate;
-    /** Admissions not yet given back; owner only. */
-    private int admitted;
-    /** The predicate's first error; once set the gate is closed and the predicate never runs again. */
-    private volatile Throwable failure;
 
     /**
      * Creates an open gate that admits while {@code predicate} returns true.
@@ -120,7 +116,7 @@ public final class PredicateGate extends SingleDoorGate {
      * @throws NullPointerException if {@code predicate} is null
      */
     public PredicateGate(BooleanSupplier predicate) {
-        this.predicate = Objects.requireNonNull(predicate, "predicate");
+        super(new Rule(Objects.requireNonNull(predicate, "predicate")));
     }
 
     /**
@@ -137,67 +133,84 @@ public final class PredicateGate extends SingleDoorGate {
      *     the predicate's first error
      */
     public void update() {
-        signal(1);
-        Throwable error = failure;
+        engine.signal(1);
+        Throwable error = rule().failure;
         if (error != null) {
             throw new IllegalStateException("update: the predicate threw, so the gate is closed", error);
         }
     }
 
     /** Admissions not yet given back: a racy snapshot for tests, exact when the gate is quiescent. */
-    int admittedSnapshot() {
-        return admitted;
+    long admittedSnapshot() {
+        return rule().admitted;
     }
 
-    /**
-     * Owner only: evaluates the predicate; an error closes the gate and reads as false. Once the gate
-     * is closed (or closing) the predicate is not evaluated: nobody is admitted any more.
-     */
-    private boolean evaluate() {
-        if (failure != null || isClosed()) {
-            return false;
-        }
-        try {
-            return predicate.getAsBoolean();
-        } catch (Throwable error) { // must not escape a rule hook: the owner word would stay taken
-            failure = error;
-            closeFromRule(); // every waiter and later entry completes cancelled
-            return false;
-        }
-    }
-
-    @Override
-    boolean ruleTryEnter(int kind) {
-        if (!evaluate()) {
-            return false;
-        }
-        admitted++;
-        return true;
-    }
-
-    @Override
-    boolean ruleCanEnter() {
-        return evaluate();
-    }
-
-    @Override
-    void ruleLeave(long released) {
-        admitted -= released(released, 0);
-        assert admitted >= 0 : "more admissions given back than taken: " + admitted;
-    }
-
-    @Override
-    int ruleAdmitted() {
-        return admitted;
-    }
-
-    @Override
-    void ruleSignal(int count) {
-        // Nothing to record: the drain that applies this signal evaluates the predicate next.
+    private Rule rule() {
+        return (Rule) engine;
     }
 
     @Override
     public String toString() {
-        return "PredicateGate[" + (failure != null ? "failed" : isClosed() ? "closed" : "open") + "]";
+        return "PredicateGate[" + (rule().failure != null ? "failed" : isClosed() ? "closed" : "open") + "]";
+    }
+
+    /** The rule: admit while the predicate holds, evaluated under the engine's ownership only. */
+    private static final class Rule extends AdmissionEngine {
+        private final BooleanSupplier predicate;
+        /** Admissions not yet given back; owner only. */
+        private long admitted;
+        /** The predicate's first error; once set the gate is closed and the predicate never runs again. */
+        private volatile Throwable failure;
+
+        Rule(BooleanSupplier predicate) {
+            this.predicate = predicate;
+        }
+
+        /**
+         * Evaluates the predicate (owner only). Its first error closes the gate and is kept for
+         * update(); the predicate is not evaluated again.
+         */
+        private boolean evaluate() {
+            if (failure != null || isClosed()) {
+                return false;
+            }
+            try {
+                return predicate.getAsBoolean();
+            } catch (Throwable error) { // a rule hook must not throw: the engine would break
+                failure = error;
+                closeFromRule(); // every waiter and later entry completes cancelled
+                return false;
+            }
+        }
+
+        @Override
+        protected boolean ruleTryEnter(Object tag) {
+            if (!evaluate()) {
+                return false;
+            }
+            admitted++;
+            return true;
+        }
+
+        @Override
+        protected boolean ruleCanEnter() {
+            return evaluate();
+        }
+
+        @Override
+        protected void ruleLeave(long released) {
+            admitted -= released;
+            assert admitted >= 0 : "more admissions given back than taken: " + admitted;
+        }
+
+        @Override
+        protected long ruleAdmitted() {
+            return admitted;
+        }
+
+        @Override
+        protected void ruleSignal(int count) {
+            // Nothing to record: the drain that applies this signal evaluates the predicate next.
+        }
     }
 }

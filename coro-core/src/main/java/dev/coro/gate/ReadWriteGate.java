@@ -1,5 +1,7 @@
 package dev.coro.gate;
 
+import dev.coro.internal.AdmissionEngine;
+
 import dev.coro.task.Task;
 import java.util.concurrent.Callable;
 
@@ -59,27 +61,41 @@ import java.util.concurrent.Callable;
  * }
  */
 public final class ReadWriteGate extends AdmissionGate {
-    /* Rule state. readers (admitted readers not yet left) and writing (a writer is admitted), plain
-     * fields touched only by the engine's owner (AdmissionGate I1). Invariant: !writing || readers
-     * == 0. A writer is admitted only when readers == 0 and !writing; a reader only when !writing.
-     * The fairness is the engine's (I2): the oldest refused waiter, reader or writer, blocks the
-     * younger ones, so the rule itself never looks at the queue. ruleCanEnter is "a reader could
-     * enter" (the least demanding kind): while readers are admitted the engine still takes the intake,
-     * so a waiting writer reaches the head of the taken list and blocks the readers after it there.
-     * readers() and isWriting() read the plain fields racily, for monitoring only. */
+    /* Rule state (Rule, below). readers (admitted readers not yet left) and writing (a writer is
+     * admitted), plain fields touched only by the engine's owner (AdmissionEngine I1). Invariant:
+     * !writing || readers == 0. A writer is admitted only when readers == 0 and !writing; a reader
+     * only when !writing. A waiter's tag is READ or WRITE; its weight is 1 for a reader and 2^32 for a
+     * writer, so one released sum counts both kinds (readers in the low 32 bits, writers above). The
+     * fairness is the engine's (I2): the oldest refused waiter, reader or writer, blocks the younger
+     * ones, so the rule itself never looks at the queue. ruleCanEnter is "a reader could enter" (the
+     * least demanding kind): while readers are admitted the engine still takes the intake, so a
+     * waiting writer reaches the head of the order and blocks the readers after it there. readers()
+     * and isWriting() read the plain fields racily, for monitoring only. */
 
-    private static final int READ = 0;
-    private static final int WRITE = 1;
+    /** A reader's tag. */
+    static final Object READ = new Object() {
+        @Override
+        public String toString() {
+            return "READ";
+        }
+    };
+    /** A writer's tag. */
+    static final Object WRITE = new Object() {
+        @Override
+        public String toString() {
+            return "WRITE";
+        }
+    };
+    /** A writer's weight: writers are counted above bit 32 of a released sum. */
+    static final long WRITER = 1L << 32;
 
-    private final Door read = new Door(READ);
-    private final Door write = new Door(WRITE);
-    /** Admitted readers; owner only (AdmissionGate I1), read racily by {@link #readers()}. */
-    private int readers;
-    /** Whether a writer is admitted; owner only (AdmissionGate I1), read racily by {@link #isWriting()}. */
-    private boolean writing;
+    private final Door read = new Door(READ, 1);
+    private final Door write = new Door(WRITE, WRITER);
 
     /** Creates an open gate with nothing admitted. */
-    public ReadWriteGate() {}
+    public ReadWriteGate() {
+        super(new Rule());
+    }
 
     // ---- read door ----
 
@@ -253,7 +269,7 @@ public final class ReadWriteGate extends AdmissionGate {
      * @return admitted readers, at least 0
      */
     public int readers() {
-        return Math.max(0, readers - released(pendingReleasesSnapshot(), READ));
+        return (int) Math.max(0, rule().readers - (int) rule().pendingReleased());
     }
 
     /**
@@ -263,53 +279,72 @@ public final class ReadWriteGate extends AdmissionGate {
      * @return whether the writer's work is running
      */
     public boolean isWriting() {
-        return writing && released(pendingReleasesSnapshot(), WRITE) == 0;
+        return rule().writing && rule().pendingReleased() >>> 32 == 0;
     }
 
-    // ---- the rule (owner only) ----
-
-    @Override
-    boolean ruleTryEnter(int kind) {
-        if (writing) {
-            return false;
-        }
-        if (kind == READ) {
-            readers++;
-            return true;
-        }
-        if (readers > 0) {
-            return false;
-        }
-        writing = true;
-        return true;
-    }
-
-    @Override
-    boolean ruleCanEnter() {
-        return !writing; // a reader could enter
-    }
-
-    @Override
-    void ruleLeave(long released) {
-        int r = released(released, READ);
-        int w = released(released, WRITE);
-        assert w == 0 || (w == 1 && writing && r == 0)
-                : "released " + r + " readers and " + w + " writers while writing=" + writing;
-        readers -= r;
-        assert readers >= 0 : "more readers left than entered: " + readers;
-        if (w != 0) {
-            writing = false;
-        }
-    }
-
-    @Override
-    int ruleAdmitted() {
-        return readers + (writing ? 1 : 0);
+    private Rule rule() {
+        return (Rule) engine;
     }
 
     @Override
     public String toString() {
         return "ReadWriteGate[readers=" + readers() + ", writing=" + isWriting()
                 + (isClosed() ? ", closed]" : "]");
+    }
+
+    /** The rule (owner only; see the note at the top of the class). */
+    private static final class Rule extends AdmissionEngine {
+        /** Admitted readers; read racily by {@link ReadWriteGate#readers()}. */
+        private int readers;
+        /** Whether a writer is admitted; read racily by {@link ReadWriteGate#isWriting()}. */
+        private boolean writing;
+
+        long pendingReleased() {
+            return pendingReleasesSnapshot();
+        }
+
+        @Override
+        protected long ruleWeight(Object tag) {
+            return tag == WRITE ? WRITER : 1;
+        }
+
+        @Override
+        protected boolean ruleTryEnter(Object tag) {
+            if (writing) {
+                return false;
+            }
+            if (tag == READ) {
+                readers++;
+                return true;
+            }
+            if (readers > 0) {
+                return false;
+            }
+            writing = true;
+            return true;
+        }
+
+        @Override
+        protected boolean ruleCanEnter() {
+            return !writing; // a reader could enter
+        }
+
+        @Override
+        protected void ruleLeave(long released) {
+            int r = (int) released;
+            long w = released >>> 32;
+            assert w == 0 || (w == 1 && writing && r == 0)
+                    : "released " + r + " readers and " + w + " writers while writing=" + writing;
+            readers -= r;
+            assert readers >= 0 : "more readers left than entered: " + readers;
+            if (w != 0) {
+                writing = false;
+            }
+        }
+
+        @Override
+        protected long ruleAdmitted() {
+            return readers + (writing ? 1 : 0);
+        }
     }
 }

@@ -67,7 +67,7 @@ public final class ReadinessGate extends LatchGate {
     /* The rule is LatchGate's: setReady() sends its opening signal. readyCalled is the caller-side
      * fact for isReady(): written before the signal, so a thread that sees it true and then enters
      * finds the signal applied or pending, and the owner applies pending signals before it decides
-     * (AdmissionGate part 5). */
+     * (AdmissionEngine part 5). */
 
     /** Whether {@link #setReady()} has been called. */
     private volatile boolean readyCalled;
@@ -88,7 +88,7 @@ public final class ReadinessGate extends LatchGate {
      */
     public void setReady() {
         readyCalled = true;
-        signal(1); // applied by the owner: ruleSignal, then the drain admits everyone
+        open(); // applied by the owner: the rule opens, then the drain admits everyone
     }
 
     /**

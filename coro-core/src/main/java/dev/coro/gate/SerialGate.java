@@ -1,5 +1,7 @@
 package dev.coro.gate;
 
+import dev.coro.internal.PermitLane;
+
 /**
  * A gate that admits one operation at a time (P4215's {@code serial_gate}): serialized cache updates,
  * or a connection on which one request and its response must finish before the next. Work enters
@@ -40,10 +42,10 @@ package dev.coro.gate;
  * Task<Void> update = cacheGate.within(Task.fromRunnable(() -> cache.put(key, value)));
  * }
  */
-public final class SerialGate extends PermitGate {
+public final class SerialGate extends SingleDoorGate {
     /** Creates an open, free gate. */
     public SerialGate() {
-        super(1);
+        super(new PermitLane(1));
     }
 
     /**
@@ -53,7 +55,7 @@ public final class SerialGate extends PermitGate {
      * @return whether admitted work is running
      */
     public boolean isBusy() {
-        return freePermits() == 0;
+        return ((PermitLane) engine).freePermits() == 0;
     }
 
     @Override

@@ -1,16 +1,21 @@
 package dev.coro.gate;
 
+import dev.coro.internal.AdmissionEngine;
 import dev.coro.task.Task;
 import java.util.concurrent.Callable;
 
 /**
- * A gate with one kind of entry (serial, capacity, readiness, completion): the engine's door for
- * kind 0 under the paper's names. Each subclass's javadoc states what admission means for it.
+ * A gate with one kind of entry (serial, capacity, readiness, predicate, completion): the engine's
+ * door for untagged waiters of weight 1, under the paper's names. Each subclass's javadoc states what
+ * admission means for it.
  */
 abstract class SingleDoorGate extends AdmissionGate {
-    private final Door door = new Door(0);
+    private final Door door;
 
-    SingleDoorGate() {}
+    SingleDoorGate(AdmissionEngine engine) {
+        super(engine);
+        this.door = new Door(null, 1);
+    }
 
     /**
      * Returns a task that waits until this gate admits the caller and completes with the

@@ -23,7 +23,7 @@ import java.lang.invoke.VarHandle;
  * keeps at most as many removed nodes linked as there are live ones, plus that constant (exactly
  * so when one thread works the list), and costs O(1) amortized.
  */
-public class SignalList {
+public class SignalList extends SweptStack {
     /* Implementation overview.
      *
      * 1. Representation.
@@ -33,15 +33,12 @@ public class SignalList {
      *      n             the newest registered node; older nodes follow through n.next
      *    Node.state (volatile int): LIVE -> REMOVED (by remove) | LIVE -> FIRED (by fire). Terminal.
      *    Node.next (volatile): the next older node; written before the node is published, later
-     *      rewritten only by the single sweeper (to skip REMOVED nodes) .
-     *    deadCount: removals since the last sweep that left their node linked (not the head), so
-     *      REMOVED nodes that may still be linked.
-     *    removedCount: all removals since the last sweep.
-     *    liveAtLastSweep: the nodes the last sweep kept. liveAtLastSweep - removedCount is a lower
-     *      bound of the live count (adds only raise it), so sweeping when deadCount exceeds it plus
-     *      SWEEP_SLACK keeps linked <= 2 * live + SWEEP_SLACK when one thread works the list. The
-     *      three counts are estimates under races: they only steer when to sweep.
-     *    sweeping: 0/1, the single-sweeper flag (a try-lock that nobody waits for).
+     *      rewritten only by the single sweeper (to skip REMOVED nodes).
+     *    Node.state may also be NOT_LISTED: a node its owner will never add (a suspension whose token
+     *      cannot fire), written before the node is shared, so remove() knows it has nothing to do.
+     *    The removal counts and the single-sweeper flag are SweptStack's (the counted sweep that
+     *      WaitQueue shares): a removed node that is not the head stays linked until a sweep, which
+     *      runs when such nodes outnumber an estimate of the live ones plus a constant.
      *
      * 2. Transitions.
      *    add:     head h (not FIRED) -> n, with n.next = h           CAS head          registrant
@@ -53,10 +50,8 @@ public class SignalList {
      *             node LIVE -> REMOVED                                  CAS state         remover
      *             then head n -> n.next when n is the head              CAS head          remover
      *               and head h -> h.next while h is REMOVED             CAS head          remover
-     *             removedCount++; unless the head pop succeeded: deadCount++, and a sweep when
-     *               deadCount > liveAtLastSweep - removedCount + SWEEP_SLACK
-     *    sweep:   pred.next = first non-REMOVED node after pred         volatile write    sweeper
-     *             counts reset; liveAtLastSweep = nodes kept             plain writes      sweeper
+     *             SweptStack.leftAtTop if the head pop succeeded, else leftLinked (which may sweep)
+     *    sweep:   SweptStack's: pred.next = first non-REMOVED node after pred (volatile write)
      *
      * 3. Linearization points.
      *    add:    the successful CAS of head (or the read of FIRED, which refuses).
@@ -77,21 +72,17 @@ public class SignalList {
      *        remove that read head before the exchange. So a remove that starts after any thread
      *        saw the list fired returns false, and its node, if registered in time, runs.
      *
-     * 5. Memory ordering. head, Node.state, Node.next, deadCount and sweeping are volatile
-     *    (sequentially consistent); removedCount and liveAtLastSweep are plain, racy on purpose: a
-     *    stale or lost count only moves a sweep earlier or later. The release of the head
-     *    CAS in add publishes the node's fields (and whatever the registrant wrote before) to the
+     * 5. Memory ordering. head, Node.state and Node.next are volatile (sequentially consistent);
+     *    the steering counts are plain and racy on purpose (SweptStack part 5). The release of the
+     *    head CAS in add publishes the node's fields (and whatever the registrant wrote before) to the
      *    firer; the getAndSet in fire is a release that publishes the firer's earlier writes (the
      *    task's result) to every registrant that later reads FIRED with an acquire (the refusing read
      *    in add) and to every node it fires. Weaker modes would do on some accesses, but every access
      *    here is on a path that already pays a CAS, so the volatile default costs nothing measurable.
      *
      * 6. Progress. add and remove are lock-free (a CAS loop that retries only when another thread
-     *    changed head). fire is wait-free apart from the callbacks it runs. The sweep is guarded by a
-     *    try-lock flag: a thread that finds the flag taken skips sweeping, nobody waits. Sweep cost:
-     *    a sweep walks live + dead nodes; live <= liveAtLastSweep - removedCount + adds since, and
-     *    the trigger gives liveAtLastSweep - removedCount < deadCount, so the walk is paid for by the
-     *    adds and removes since the previous sweep: O(1) amortized per operation.
+     *    changed head). fire is wait-free apart from the callbacks it runs. The sweep is
+     *    SweptStack's try-lock (nobody waits) at O(1) amortized cost.
      *
      * 7. Races. fire vs remove of the same node: one CAS on node.state decides; the loser learns it
      *    lost from the return value (remove returns false: the callback has run, is running, or is
@@ -117,6 +108,8 @@ public class SignalList {
         static final int REMOVED = 1;
         /** The node was fired; its callback has run or is running. */
         static final int FIRED = 2;
+        /** The node will never be added to a list (see {@link #markUnlisted()}). */
+        static final int NOT_LISTED = 3;
 
         volatile int state;
         volatile Node next;
@@ -135,6 +128,19 @@ public class SignalList {
         public final boolean isFired() {
             return state == FIRED;
         }
+
+        /**
+         * Marks a node that its owner will never add to a list, so that {@link #isListed()} is
+         * false. A plain write: call it before the node is shared.
+         */
+        public final void markUnlisted() {
+            STATE.set(this, NOT_LISTED); // plain: the node is not shared yet
+        }
+
+        /** Returns whether this node may be in a list: it was not {@linkplain #markUnlisted() marked}. */
+        public final boolean isListed() {
+            return (int) STATE.get(this) != NOT_LISTED; // plain: only its owner marks it, before sharing it
+        }
     }
 
     private static final Node FIRED = new Node() {
@@ -142,13 +148,7 @@ public class SignalList {
         protected void onFire() {}
     };
 
-    private static final int SWEEP_SLACK = 32;
-
     private volatile Node head;
-    private volatile int deadCount;
-    private volatile int sweeping;
-    private int removedCount; // plain: a steering estimate, see part 5
-    private int liveAtLastSweep; // plain: a steering estimate, see part 5
 
     /** Creates an empty, unfired list. */
     public SignalList() {}
@@ -197,19 +197,12 @@ public class SignalList {
                 || !STATE.compareAndSet(node, Node.LIVE, Node.REMOVED)) {
             return false;
         }
-        int removed = removedCount;
-        if (removed != Integer.MAX_VALUE) { // saturate: a long run of head pops must not wrap it
-            removedCount = ++removed; // a racy estimate is enough: it only decides when to sweep
-        }
         if (head == node && HEAD.compareAndSet(this, node, node.next)) {
+            leftAtTop();
             popRemovedHeads();
             return true;
         }
-        int dead = deadCount + 1;
-        deadCount = dead; // likewise
-        if (dead > liveAtLastSweep - removed + SWEEP_SLACK) {
-            sweep();
-        }
+        leftLinked(); // counted dead; sweeps when dead nodes outnumber the live estimate
         return true;
     }
 
@@ -254,8 +247,8 @@ public class SignalList {
     }
 
     /**
-     * Pops the REMOVED nodes that a pop of the head has laid bare (they were counted in deadCount
-     * when removed; popping them early only makes the next sweep shorter). Stops at a live node, at
+     * Pops the REMOVED nodes that a pop of the head has laid bare (each was counted dead when it was
+     * removed; popping them early only makes the next sweep shorter). Stops at a live node, at
      * FIRED, or when another thread changes head.
      */
     private void popRemovedHeads() {
@@ -269,50 +262,41 @@ public class SignalList {
         }
     }
 
-    /** Unlinks removed nodes now, unless another thread is sweeping; package-private for tests. */
-    void sweep() {
-        if (sweeping != 0 || !SWEEPING.compareAndSet(this, 0, 1)) {
-            return;
-        }
-        try {
-            deadCount = 0;
-            removedCount = 0;
-            Node pred = head;
-            if (pred == null || pred == FIRED) {
-                liveAtLastSweep = 0;
-                return;
-            }
-            int live = 1;
-            Node cur = pred.next;
-            while (cur != null) {
-                if (cur.state == Node.REMOVED) {
-                    Node succ = cur.next;
-                    while (succ != null && succ.state == Node.REMOVED) {
-                        succ = succ.next;
-                    }
-                    pred.next = succ; // I1: only REMOVED nodes are skipped
-                    cur = succ;
-                } else {
-                    live++;
-                    pred = cur;
-                    cur = cur.next;
-                }
-            }
-            liveAtLastSweep = live;
-        } finally {
-            sweeping = 0;
-        }
+    // ---- the stack as SweptStack sees it ----
+
+    @Override
+    final Object top() {
+        Node h = head;
+        return h == FIRED ? null : h;
+    }
+
+    @Override
+    final Object link(Object node) {
+        return ((Node) node).next;
+    }
+
+    @Override
+    final void setLink(Object node, Object next) {
+        ((Node) node).next = (Node) next;
+    }
+
+    @Override
+    final boolean isNode(Object o) {
+        return o != null;
+    }
+
+    @Override
+    final boolean isDead(Object node) {
+        return ((Node) node).state == Node.REMOVED;
     }
 
     private static final VarHandle HEAD;
     private static final VarHandle STATE;
-    private static final VarHandle SWEEPING;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             HEAD = lookup.findVarHandle(SignalList.class, "head", Node.class);
-            SWEEPING = lookup.findVarHandle(SignalList.class, "sweeping", int.class);
             STATE = lookup.findVarHandle(Node.class, "state", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);

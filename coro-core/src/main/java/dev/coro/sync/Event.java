@@ -46,8 +46,16 @@ import java.util.function.Consumer;
 public final class Event<T> {
     /* Implementation overview.
      *
-     * 1. Representation. The state word is a WaitQueue (the shared waiter-queue engine), as in the
-     *    seed's lock-free event (kUnsetNoWaiter / list head / kSet):
+     * The event is the latch rule on the waiting primitives' shared intake (dev.coro.internal's
+     * WaitQueue, whose admission engine is AdmissionEngine): admit every waiter on set, hold them on
+     * reset. Its whole state fits the intake's state word, as in the seed's lock-free event
+     * (kUnsetNoWaiter / list head / kSet), so the rule needs no owner: set takes exactly the waiters
+     * that arrived before it, in one exchange, and the intake admits them (WaitQueue.admitAll, the
+     * one admit step every primitive uses). Why not the engine's owner: a set applied later by
+     * another thread's drain could not tell a waiter that arrived before the set from one that
+     * arrived after a reset that followed it; the exchange can.
+     *
+     * 1. Representation. The intake's state word:
      *      UNSET          sentinel, accepts waiters: not set, nobody waiting
      *      WaitNode w     not set; w is the newest waiter, older ones below it down to UNSET
      *      Set(v)         sentinel carrying the value, refuses waiters: set
@@ -62,7 +70,7 @@ public final class Event<T> {
      *                    Set(u) -> unchanged, returns false (first set wins)
      *    reset:          Set(v) -> UNSET                    CAS                 resetter
      *                    UNSET | w -> unchanged, returns false (waiters keep waiting)
-     *    cancel:         the engine unlinks the waiter (newest: pop CAS; else a counted sweep)
+     *    departure:      the intake unlinks the waiter (newest: pop CAS; else a counted sweep)
      *
      * 3. Linearization points. set: its CAS (or the read of Set, which refuses). reset: its CAS
      *    (or the read of a non-Set state). await: the read of Set (fast path, or the refusal of the
@@ -81,10 +89,10 @@ public final class Event<T> {
      * 6. Progress: lock-free. set is wait-free apart from the retry after a racing push or pop,
      *    plus one admit per waiter.
      * 7. Cancellation: the waiter's token cancels its step; cancel and set's admit race on the
-     *    step's result CAS, one winner. The engine unlinks cancelled nodes (WaitQueue part 7), so
+     *    step's result CAS, one winner. The intake unlinks departed nodes (WaitQueue part 7), so
      *    they never pile up in an event that is never set.
-     * 8. Resumption: admit resumes each waiter on its own scheduler (Resume.dispatch): inline
-     *    through the trampoline when the setter runs that scheduler, otherwise by submission.
+     * 8. Resumption: the intake's admit resumes each waiter on its own scheduler: inline through
+     *    the trampoline when the setter runs that scheduler, otherwise by submission.
      * 9. References: seed 002, lock-free event (kUnsetNoWaiter / list head / kSet).
      */
 
@@ -125,11 +133,7 @@ public final class Event<T> {
                 set = new Set<>(value);
             }
             if (queue.casState(s, set)) {
-                for (WaitNode w = queue.drain(s); w != null; ) { // I1
-                    WaitNode next = WaitQueue.next(w);
-                    w.admit(value); // false: cancelled first, nothing to do
-                    w = next;
-                }
+                queue.admitAll(s, value); // I1: exactly the waiters that arrived before this set
                 return true;
             }
         }

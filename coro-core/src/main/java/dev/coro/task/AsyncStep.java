@@ -1,7 +1,6 @@
 package dev.coro.task;
 
 import dev.coro.internal.WaitNode;
-import dev.coro.internal.WaitQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -9,8 +8,9 @@ import java.util.Objects;
 /**
  * One suspension of a {@link Fiber}: the completer handed to an asynchronous body, and the handshake
  * between that body's completion and the fiber deciding to suspend. The same object is the waiter's
- * node in a {@link WaitQueue} (it is a {@link WaitNode}) and its registration on the cancellation
- * token (a {@link dev.coro.internal.SignalList.Node}): one allocation per suspension.
+ * node in a primitive's queue (it is a {@link WaitNode}) and its registration on the cancellation
+ * token (a {@link dev.coro.internal.SignalList.Node}): one allocation per suspension (48 bytes with
+ * compressed oops: its fields and its two superclasses' fill six words exactly).
  */
 final class AsyncStep extends WaitNode implements Completer<Object> {
     /* Implementation overview.
@@ -20,10 +20,10 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
      *      SUSPENDED   pending; the fiber has suspended and waits to be resumed
      *      r           completed with the encoded result r (see Completion: raw value, NULL,
      *                  Failed, CANCELLED); terminal
-     *    hook (volatile Object): null, the onCancel action (a Runnable) or the WaitQueue the step is
-     *      queued in, or HOOK_DONE (ran, or never will).
-     *    registered (plain boolean): whether the fiber linked the step on its token's list; written
-     *      and read by the fiber only.
+     *    The departure hook (WaitNode's): the onCancel action or the queue the step is in; run once
+     *      when the step settles cancelled (cancel, abandon) or rejected.
+     *    Whether the fiber linked the step on its token's list: the SignalList node's own state
+     *      (markUnlisted when it did not), written and read by the fiber only.
      *
      * 2. Transitions.
      *    null      -> SUSPENDED  fiber, after the body returns without a result        CAS
@@ -47,9 +47,9 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
      *
      * 7. Cancellation races. The token callback is one more completer: it races the body's
      *    completion through the same CAS, so "cancelled" and "completed" have exactly one winner.
-     *    The onCancel hook runs only when the cancelled completion won, exactly once, through the
-     *    getAndSet of hook (an action set after that runs at once). A queue hook tells the queue to
-     *    unlink the node (WaitQueue part 7).
+     *    The departure hook runs only when a cancelled (or rejected) completion won, exactly once
+     *    (WaitNode: an action set after that runs at once). A queue's hook unlinks the node and
+     *    gives back what it had reserved (WaitQueue part 7).
      *
      * 8. Resumption: Resume.dispatch hands the fiber to its scheduler, inline through the
      *    trampoline when the completing thread already runs it.
@@ -59,14 +59,10 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
      */
 
     private static final Object SUSPENDED = new Object();
-    private static final Object HOOK_DONE = new Object();
 
     private final Fiber<?> fiber;
     private final Context context;
     private volatile Object result;
-    private volatile Object hook;
-    /** Whether the fiber linked this step on its token's callback list (fiber-only). */
-    boolean registered;
 
     AsyncStep(Fiber<?> fiber, Context context) {
         this.fiber = fiber;
@@ -89,14 +85,19 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
     }
 
     boolean settleEncoded(Object encoded) {
+        return settle(encoded, encoded == Completion.CANCELLED);
+    }
+
+    /** Settles the step with {@code encoded}; {@code departs}: then runs the departure hook. */
+    private boolean settle(Object encoded, boolean departs) {
         for (;;) {
             Object cur = result;
             if (cur != null && cur != SUSPENDED) {
                 return false;
             }
             if (RESULT.compareAndSet(this, cur, encoded)) {
-                if (encoded == Completion.CANCELLED) {
-                    runHook();
+                if (departs) {
+                    departed(); // before the resumption: the queue is told before the task runs on
                 }
                 if (cur == SUSPENDED) {
                     Resume.dispatch(fiber, context.scheduler());
@@ -139,6 +140,12 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
     }
 
     @Override
+    public boolean reject(Throwable error) {
+        Objects.requireNonNull(error, "error");
+        return settle(new Completion.Failed(error), true);
+    }
+
+    @Override
     public boolean isSettled() {
         Object r = result;
         return r != null && r != SUSPENDED;
@@ -150,39 +157,8 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
     }
 
     @Override
-    public void cancelInto(WaitQueue queue) {
-        setHook(queue);
-    }
-
-    @Override
     public void onCancel(Runnable action) {
         setHook(Objects.requireNonNull(action, "action"));
-    }
-
-    private void setHook(Object action) {
-        Object prev = HOOK.compareAndExchange(this, null, action);
-        if (prev == HOOK_DONE) {
-            if (result == Completion.CANCELLED) {
-                run(action);
-            }
-        } else if (prev != null) {
-            throw new IllegalStateException("onCancel: an action was already set");
-        }
-    }
-
-    private void runHook() {
-        Object h = HOOK.getAndSet(this, HOOK_DONE);
-        if (h != null) {
-            run(h);
-        }
-    }
-
-    private void run(Object action) {
-        if (action instanceof WaitQueue queue) {
-            queue.cancelled(this);
-        } else {
-            ((Runnable) action).run();
-        }
     }
 
     @Override
@@ -191,13 +167,10 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
     }
 
     private static final VarHandle RESULT;
-    private static final VarHandle HOOK;
 
     static {
         try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            RESULT = lookup.findVarHandle(AsyncStep.class, "result", Object.class);
-            HOOK = lookup.findVarHandle(AsyncStep.class, "hook", Object.class);
+            RESULT = MethodHandles.lookup().findVarHandle(AsyncStep.class, "result", Object.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -225,7 +225,8 @@ final class Fiber<T> extends Completion implements Runnable {
                                 k = CANCEL;
                                 continue;
                             }
-                            s.registered = true;
+                        } else {
+                            s.markUnlisted(); // plain write: the step is not shared yet
                         }
                         step = s;
                         try {
@@ -340,7 +341,7 @@ final class Fiber<T> extends Completion implements Runnable {
 
     /** Takes the step back from the token's list once the suspension is over. */
     private static void unregister(AsyncStep s) {
-        if (s.registered) {
+        if (s.isListed()) {
             TokenSignals.of(s.context().token()).remove(s);
         }
     }

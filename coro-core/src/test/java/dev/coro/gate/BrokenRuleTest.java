@@ -6,12 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.coro.internal.AdmissionEngine;
 import dev.coro.task.Outcome;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 /**
- * A rule hook that throws breaks its gate loudly (AdmissionGate overview 7): the error reaches the
+ * A rule hook that throws breaks its gate loudly (AdmissionEngine overview 7): the error reaches the
  * operation that ran the hook, the gate closes, its waiters end cancelled and later entries are
  * refused. Before, the owner never let go and every later waiter hung without a word.
  */
@@ -22,7 +23,7 @@ class BrokenRuleTest {
         FaultyGate gate = new FaultyGate();
         Admission held = gate.acquire().join();
         CompletableFuture<Admission> waiter = gate.acquire().toCompletableFuture();
-        gate.failOnLeave = true;
+        gate.rule.failOnLeave = true;
         assertEquals("rule bug on leave", assertThrows(IllegalStateException.class, held::exit).getMessage());
         assertBroken(gate, waiter);
     }
@@ -32,7 +33,7 @@ class BrokenRuleTest {
         FaultyGate gate = new FaultyGate();
         Admission held = gate.acquire().join();
         CompletableFuture<Admission> waiter = gate.acquire().toCompletableFuture();
-        gate.failOnEnter = true;
+        gate.rule.failOnEnter = true;
         assertEquals("rule bug on enter", assertThrows(IllegalStateException.class, held::exit).getMessage());
         assertBroken(gate, waiter);
     }
@@ -42,18 +43,32 @@ class BrokenRuleTest {
         assertTrue(gate.isClosed());
         assertInstanceOf(Outcome.Cancelled.class, gate.acquire().outcome().join());
         assertInstanceOf(Outcome.Cancelled.class, gate.tryAcquire().outcome().join());
-        assertFalse(gate.entered > 1, "the broken rule was asked again");
+        assertFalse(gate.rule.entered > 1, "the broken rule was asked again");
+    }
+
+    /** A gate over a one-slot rule with planted bugs. */
+    static final class FaultyGate extends SingleDoorGate {
+        final FaultyRule rule;
+
+        FaultyGate() {
+            this(new FaultyRule());
+        }
+
+        private FaultyGate(FaultyRule rule) {
+            super(rule);
+            this.rule = rule;
+        }
     }
 
     /** A one-slot rule with planted bugs: its leave or its enter throws once told to. */
-    static final class FaultyGate extends SingleDoorGate {
+    static final class FaultyRule extends AdmissionEngine {
         volatile boolean failOnLeave;
         volatile boolean failOnEnter;
         private boolean busy;
         int entered;
 
         @Override
-        boolean ruleTryEnter(int kind) {
+        protected boolean ruleTryEnter(Object tag) {
             if (failOnEnter) {
                 throw new IllegalStateException("rule bug on enter");
             }
@@ -66,12 +81,12 @@ class BrokenRuleTest {
         }
 
         @Override
-        boolean ruleCanEnter() {
+        protected boolean ruleCanEnter() {
             return !busy || failOnEnter;
         }
 
         @Override
-        void ruleLeave(long released) {
+        protected void ruleLeave(long released) {
             if (failOnLeave) {
                 throw new IllegalStateException("rule bug on leave");
             }
@@ -79,7 +94,7 @@ class BrokenRuleTest {
         }
 
         @Override
-        int ruleAdmitted() {
+        protected long ruleAdmitted() {
             return busy ? 1 : 0;
         }
     }

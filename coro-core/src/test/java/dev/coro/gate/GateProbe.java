@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -108,7 +108,7 @@ final class GateProbe {
      * The quiescent checks of the class javadoc; {@code conditionHolds}: the gate's condition holds
      * now (waiters must not wait); {@code gateCount}: the gate's own count of admissions held.
      */
-    void validate(boolean conditionHolds, IntSupplier gateCount) {
+    void validate(boolean conditionHolds, LongSupplier gateCount) {
         if (broken != null) {
             throw new AssertionError(broken);
         }
@@ -116,9 +116,9 @@ final class GateProbe {
         for (ConcurrentLinkedQueue<Admission> q : admissions) {
             holding += q.size();
         }
-        if (holding != held.get() || gateCount.getAsInt() != holding) {
+        if (holding != held.get() || gateCount.getAsLong() != holding) {
             throw new AssertionError(holding + " admissions held, " + held + " counted, gate counts "
-                    + gateCount.getAsInt());
+                    + gateCount.getAsLong());
         }
         for (Waiter w : waiters) {
             int endings = w.endings.get();

@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
+import dev.coro.internal.PermitLane;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.task.Outcome;
 import dev.coro.task.Scope;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Lincheck explores a gate on the permit lane ({@link CapacityGateLincheckTest}: capacity 2,
  * {@link SerialGateLincheckTest}: a serial gate) in model-checking and stress modes, with the
- * admission invariant as the checked state. The lane (PermitGate) and the engine's hand-off under
+ * admission invariant as the checked state. The lane (PermitLane) and the engine's hand-off under
  * it are both exercised: a release that finds a waiter posts a credit through the owner.
  *
  * <p><b>Why the operations answer nothing.</b> Which thread admits a waiter is not a function of the
@@ -45,7 +46,7 @@ import org.junit.jupiter.api.Test;
  * </ul>
  *
  * <p><b>Operations.</b> {@code tryAcquire} is the tryWithin door's decision ({@link
- * AdmissionGate#tryEnterNow(int)}); {@code acquire} starts {@code gate.acquire()} (inline scheduler) and
+ * PermitLane#tryEnterNow(Object)}); {@code acquire} starts {@code gate.acquire()} (inline scheduler) and
  * keeps the waiter; {@code cancel} cancels the thread's latest waiter; {@code acquireCancellable} and
  * {@code cancelArriving} do the same with a waiter that another thread cancels, possibly while it
  * is still arriving; {@code release} exits one
@@ -58,7 +59,8 @@ public abstract class PermitGateLincheck {
     static final int THREADS = 3;
     private static final int SLOTS = THREADS + 2;
 
-    private final PermitGate gate;
+    private final SingleDoorGate gate;
+    private final PermitLane lane;
     private final int capacity;
     private final AtomicInteger admitted = new AtomicInteger();
     private volatile String broken;
@@ -71,9 +73,10 @@ public abstract class PermitGateLincheck {
     private final AtomicReferenceArray<Waiter> arriving = new AtomicReferenceArray<>(SLOTS);
 
     /** Runs the test on {@code gate}: a serial or capacity gate (the permit lane). */
-    PermitGateLincheck(PermitGate gate) {
+    PermitGateLincheck(SingleDoorGate gate) {
         this.gate = gate;
-        this.capacity = gate.permits();
+        this.lane = (PermitLane) gate.engine;
+        this.capacity = (int) lane.permits();
         for (int i = 0; i < SLOTS; i++) {
             held[i] = new ConcurrentLinkedQueue<>();
         }
@@ -82,9 +85,9 @@ public abstract class PermitGateLincheck {
     /** The try door's decision: admitted now, or declined. */
     @Operation
     public void tryAcquire(@Param(name = "tid") int tid) {
-        if (gate.tryEnterNow(0)) {
+        if (lane.tryEnterNow(null)) {
             entered();
-            held[tid].add(new Admission(gate, 1));
+            held[tid].add(new Admission(lane, 1));
         }
     }
 
@@ -167,7 +170,7 @@ public abstract class PermitGateLincheck {
         if (holding != admitted.get()) {
             throw new AssertionError(holding + " admissions held but " + admitted + " counted");
         }
-        int free = gate.freePermits();
+        int free = (int) lane.freePermits();
         if (free != capacity - holding) {
             throw new AssertionError(free + " free slots with " + holding + " held, capacity " + capacity);
         }
@@ -236,7 +239,7 @@ public abstract class PermitGateLincheck {
     }
 
     /**
-     * PermitGate T6's second case: a release finds thread 3's waiter unserved and posts a credit,
+     * PermitLane T6's second case: a release finds thread 3's waiter unserved and posts a credit,
      * while thread 3 cancels it; if the cancellation is applied between the release's count and its
      * credit, the credit must become the free permit once, not twice. The two acquires afterwards
      * fill the gate and then must queue (a credit left over would admit the second one over capacity;

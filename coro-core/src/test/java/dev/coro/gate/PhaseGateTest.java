@@ -159,43 +159,33 @@ class PhaseGateTest {
     }
 
     /**
-     * P4 (the window). The last arrival of boundary 1 is counted before its waiter is queued (the
-     * engine has no hook after the push): simulated here by a bare signal, its waiter entering the
-     * door later. A participant admitted at boundary 1 finishes and arrives again in between; it must
-     * not take the late arrival's place (its next-phase work would run before the late one's phase-1
-     * work, and boundary 2 would then miss an arrival for ever). It waits until boundary 1 has
-     * admitted everyone, and then counts toward boundary 2.
+     * An arrival is counted once it is queued (the engine tells the rule of every arrival before any
+     * decision), so a boundary's arrivals are exactly its oldest queued waiters: a participant that
+     * was admitted at boundary 1 and arrives again while boundary 1's other work still runs counts
+     * toward boundary 2, and boundary 2 admits only once that work has ended (the Barrier).
      */
     @Test
-    void aReArrivalWaitsUntilItsBoundaryHasAdmittedEveryArrival() {
+    void aReArrivalCountsTowardTheNextBoundaryAndWaitsForThePreviousPhase() {
         PhaseGate gate = new PhaseGate(2);
         Map<String, Long> phases = new ConcurrentHashMap<>();
+        Event<Void> releaseX = new Event<>();
         CompletableFuture<String> a1 = gate.arriveAndWait(recording(gate, "a1", phases)).toCompletableFuture();
-        gate.signal(1); // the late participant x is counted: boundary 1 completes, a1 is admitted
+        assertFalse(a1.isDone(), "one arrival of two: boundary 1 is not complete");
+        CompletableFuture<String> x1 = gate.arriveAndWait(held(gate, "x1", phases, releaseX)).toCompletableFuture();
         assertEquals("a1", done(a1));
         assertEquals(1, gate.phase());
         CompletableFuture<String> a2 = gate.arriveAndWait(recording(gate, "a2", phases)).toCompletableFuture();
-        assertFalse(a2.isDone(), "a's next arrival must not take x's place at boundary 1");
-        assertFalse(phases.containsKey("a2"));
-        CompletableFuture<String> x = gate.door.within(recording(gate, "x", phases)).toCompletableFuture();
-        assertEquals("x", done(x));
-        assertEquals(1L, phases.get("x"), "x got the last admission of boundary 1");
-        assertFalse(a2.isDone(), "a2 now counts toward boundary 2, which needs one more arrival");
-        CompletableFuture<String> b2 = gate.arriveAndWait(recording(gate, "b2", phases)).toCompletableFuture();
+        CompletableFuture<String> x2 = gate.arriveAndWait(recording(gate, "x2", phases)).toCompletableFuture();
+        assertFalse(a2.isDone() || x2.isDone(), "boundary 2 waits for x1's phase-1 work");
+        assertEquals(1, gate.phase());
+        releaseX.set();
+        assertEquals("x1", done(x1));
         assertEquals("a2", done(a2));
-        assertEquals("b2", done(b2));
-        assertEquals(2L, phases.get("a2"));
-        assertEquals(2L, phases.get("b2"));
-        assertEquals(2, gate.phase());
+        assertEquals("x2", done(x2));
+        assertEquals(Map.of("a1", 1L, "x1", 1L, "a2", 2L, "x2", 2L), phases);
         gate.closeAndCheck();
     }
 
-    /**
-     * The works of one boundary run in parallel: each is submitted to its scheduler, not run on the
-     * thread that completed the boundary (the engine's inline hand-off would start them one after
-     * another there: then the first work below would wait for ever for the second, on the thread
-     * the second needs). The latch's timeout is only a hang detector.
-     */
     @Test
     void theWorksOfOneBoundaryRunInParallelOnThePool() throws Exception {
         PhaseGate gate = new PhaseGate(2);
@@ -232,38 +222,26 @@ class PhaseGateTest {
         gate.closeAndCheck();
     }
 
-    @Test
-    void anArrivalCancelledWhileItWaitsForTheWindowBreaksTheGate() {
-        PhaseGate gate = new PhaseGate(2);
-        AtomicInteger ran = new AtomicInteger();
-        CompletableFuture<Integer> a1 = gate.arriveAndWait(Task.fromCallable(ran::incrementAndGet)).toCompletableFuture();
-        gate.signal(1); // a late arrival, counted but not queued yet (as in the test above)
-        assertEquals(1, done(a1));
-        CompletableFuture<Integer> a2 = gate.arriveAndWait(Task.fromCallable(ran::incrementAndGet)).toCompletableFuture();
-        assertFalse(a2.isDone(), "a2 waits for boundary 1 to admit the late arrival");
-        assertTrue(a2.cancel(false));
-        assertTrue(gate.isClosed(), "a2 will never be counted: its boundary cannot complete");
-        CompletableFuture<Integer> late = gate.door.within(Task.fromCallable(ran::incrementAndGet)).toCompletableFuture();
-        doneCancelled(late);
-        assertEquals(1, ran.get());
-        gate.closeAndCheck();
-    }
-
     /**
      * An admission that loses the race to the waiter's cancellation (the owner's admit CAS fails) is
      * undone and breaks the gate. The race itself is explored by PhaseGateLincheckTest and hit by
-     * PhaseGateStressTest; here the rule is driven as the owner drives it, on one thread.
+     * PhaseGateStressTest; here the rule's hooks are driven as the owner drives them, under the
+     * engine's ownership, on one thread.
      */
     @Test
     void anAdmissionLostToCancellationBreaksTheGate() {
         PhaseGate gate = new PhaseGate(1);
-        gate.ruleSignal(1);
-        assertEquals(1, gate.phase());
-        assertTrue(gate.ruleCanEnter());
-        assertTrue(gate.ruleTryEnter(0));
-        assertEquals(1, gate.ruleAdmitted());
-        gate.ruleUndo(0);
-        assertEquals(0, gate.ruleAdmitted());
+        PhaseGate.Rule rule = gate.rule();
+        gate.engine.runOwned(() -> {
+            Object stamp = rule.ruleArrived(null); // one arrival of one: boundary 1 completes
+            assertEquals(1L, stamp);
+            assertEquals(1, gate.phase());
+            assertTrue(rule.ruleCanEnter());
+            assertTrue(rule.ruleTryEnter(stamp));
+            assertEquals(1, rule.ruleAdmitted());
+            rule.ruleUndo(stamp);
+            assertEquals(0, rule.ruleAdmitted());
+        });
         assertTrue(gate.isClosed());
         assertThrows(CancellationException.class, () -> gate.arriveAndWait(Task.value(1)).join());
         assertTrue(gate.toString().contains("broken"), gate.toString());

@@ -80,9 +80,9 @@ public class ReadWriteGateLincheckTest {
     }
 
     private void tryEnter(int tid, int kind) {
-        if (gate.tryEnterNow(kind)) {
+        if (gate.engine.tryEnterNow(kind == READ ? ReadWriteGate.READ : ReadWriteGate.WRITE)) {
             entered(kind);
-            held[tid].add(new Held(new Admission(gate, AdmissionGate.weight(kind)), kind));
+            held[tid].add(new Held(new Admission(gate.engine, kind == READ ? 1 : ReadWriteGate.WRITER), kind));
         }
     }
 

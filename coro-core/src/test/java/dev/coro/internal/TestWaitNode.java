@@ -2,14 +2,16 @@ package dev.coro.internal;
 
 import java.util.concurrent.atomic.AtomicReference;
 
-/** A {@link WaitNode} for engine tests: settles by one CAS on {@link #outcome}, resumes nothing. */
+/**
+ * A {@link WaitNode} for engine tests: settles by one CAS on {@link #outcome}, resumes nothing, and
+ * departs (runs its queue's hook) when abandoned or rejected, as a task's step does.
+ */
 final class TestWaitNode extends WaitNode {
     /** The value of {@link #outcome} when the node was abandoned. */
     static final Object ABANDONED = new Object();
 
     final int name;
     final AtomicReference<Object> outcome = new AtomicReference<>();
-    private volatile WaitQueue queue;
     private volatile boolean cancelRequested;
 
     TestWaitNode(int name) {
@@ -23,20 +25,26 @@ final class TestWaitNode extends WaitNode {
 
     @Override
     public boolean abandon() {
-        return outcome.compareAndSet(null, ABANDONED);
+        if (!outcome.compareAndSet(null, ABANDONED)) {
+            return false;
+        }
+        departed();
+        return true;
+    }
+
+    @Override
+    public boolean reject(Throwable error) {
+        if (!outcome.compareAndSet(null, error)) {
+            return false;
+        }
+        departed();
+        return true;
     }
 
     /** What a cancelled task's step does: settle, then tell the queue it was in. */
     boolean cancel() {
         cancelRequested = true;
-        if (!abandon()) {
-            return false;
-        }
-        WaitQueue q = queue;
-        if (q != null) {
-            q.cancelled(this);
-        }
-        return true;
+        return abandon();
     }
 
     @Override
@@ -47,14 +55,6 @@ final class TestWaitNode extends WaitNode {
     @Override
     public boolean isCancelRequested() {
         return cancelRequested;
-    }
-
-    @Override
-    public void cancelInto(WaitQueue queue) {
-        this.queue = queue;
-        if (outcome.get() == ABANDONED) { // cancelled between its push and now: tell the queue now
-            queue.cancelled(this);
-        }
     }
 
     @Override

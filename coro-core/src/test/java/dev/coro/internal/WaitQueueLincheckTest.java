@@ -35,7 +35,7 @@ public class WaitQueueLincheckTest {
     private static final WaitQueue.Sentinel OPEN = new WaitQueue.Sentinel("OPEN", true);
     private static final WaitQueue.Sentinel CLOSED = new WaitQueue.Sentinel("CLOSED", false);
 
-    private final WaitQueue queue = new WaitQueue(OPEN, 0); // slack 0: sweeps race everything
+    private final WaitQueue queue = new WaitQueue(OPEN, null, true); // sweep at once: sweeps race everything
     // Slot tid is touched only by the thread that runs tid's operations.
     private final int[] pushes = new int[SLOTS];
     private final TestWaitNode[] latest = new TestWaitNode[SLOTS];

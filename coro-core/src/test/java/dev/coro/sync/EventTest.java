@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.Stress;
+import dev.coro.internal.AdmissionEngine;
 import dev.coro.internal.WaitQueue;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.scheduler.WorkStealingPool;
@@ -132,8 +133,14 @@ class EventTest {
     }
 
     /** The waiters linked in the event's queue, live or cancelled-not-yet-unlinked. */
+    /** The waiter nodes a primitive still links: an event's intake, or a mutex's engine (intake and order). */
     static int linkedWaiters(Object primitive) {
         try {
+            if (primitive instanceof AsyncMutex) {
+                var laneField = AsyncMutex.class.getDeclaredField("lane");
+                laneField.setAccessible(true);
+                return ((AdmissionEngine) laneField.get(primitive)).linkedWaiters();
+            }
             var queueField = primitive.getClass().getDeclaredField("queue");
             queueField.setAccessible(true);
             return ((WaitQueue) queueField.get(primitive)).linkedCount();

@@ -1,0 +1,91 @@
+package dev.coro.internal;
+
+import dev.coro.LincheckSupport;
+import dev.coro.internal.TestLane.Ask;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
+import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
+
+/**
+ * The engine's pluggable order, model-checked: a lane of one unit whose waiters are offered by key
+ * (a heap, WaitOrder.byKey) instead of arrival. Besides LaneLincheck's checks (one holder, no unit
+ * lost, no missed signal), each admission made by a release must go to a least-key waiter among
+ * those that were already queued before that release began: checked at admission against the keys
+ * of the waiters the releasing thread saw waiting when it started.
+ */
+@Param(name = "tid", gen = ThreadIdGen.class)
+@Param(name = "key", gen = IntGen.class, conf = "1:3")
+public class KeyedOrderLincheckTest extends LaneLincheck {
+    /** The least key among the waiters queued (and still waiting) when the current release began. */
+    private final AtomicLong leastWaitingAtRelease = new AtomicLong(Long.MAX_VALUE);
+
+    public KeyedOrderLincheckTest() {
+        super(new TestLane(1, TestLane.byKey(), null));
+    }
+
+    /** Starts a wait with {@code key}. */
+    @Operation
+    public void acquire(@Param(name = "tid") int tid, @Param(name = "key") int key) {
+        Ask ask = Ask.key(key);
+        start(tid, ask, 0, lanes[0].enter(ask).map(v -> {
+            long least = leastWaitingAtRelease.get();
+            if (key > least) {
+                breakWith("a waiter with key " + key + " was admitted before one with key " + least);
+            }
+            return v;
+        }));
+    }
+
+    /** The trying door's decision. */
+    @Operation
+    public void tryAcquire(@Param(name = "tid") int tid) {
+        tryEnter(tid, 0, Ask.key(0));
+    }
+
+    /** Cancels this thread's latest waiter. */
+    @Operation
+    public void cancel(@Param(name = "tid") int tid) {
+        cancelLatest(tid);
+    }
+
+    /** Gives back the unit this thread holds, noting the least key then waiting (see the class javadoc). */
+    @Operation
+    public void release(@Param(name = "tid") int tid) {
+        long least = Long.MAX_VALUE;
+        for (Waiter w : waiters) {
+            if (w.endings.get() == 0 && !w.cancelRequested && w.future != null) {
+                least = Math.min(least, w.ask.key());
+            }
+        }
+        leastWaitingAtRelease.set(least);
+        releaseOne(tid);
+        leastWaitingAtRelease.set(Long.MAX_VALUE);
+    }
+
+    @Override
+    boolean missed(Waiter w) {
+        return lanes[0].freePermits() > 0;
+    }
+
+    @Validate
+    public void validate() {
+        check();
+    }
+
+    @Override
+    ExecutionScenario[] scenarios() {
+        return new ExecutionScenario[] {releaseRacingLesserKeyArrival()};
+    }
+
+    /** Two waiters queued (keys 3 and 2); a release races a key-1 arrival and a cancel of key 2. */
+    static ExecutionScenario releaseRacingLesserKeyArrival() {
+        return LincheckSupport.scenario(KeyedOrderLincheckTest.class,
+                "tryAcquire 1; acquire 2 3; acquire 3 2",
+                "release 1 | acquire 2 1 | cancel 3",
+                "release 2; release 3; release 2");
+    }
+}
