@@ -1,7 +1,5 @@
 package dev.coro.gate;
 
-import dev.coro.internal.AdmissionEngine;
-
 /**
  * The gates that hold every entry back until one signal opens them for good ({@link ReadinessGate}:
  * {@code setReady()}; {@link CompletionGate}: the n-th arrival), and then admit everyone: the rule is
@@ -24,40 +22,19 @@ abstract class LatchGate extends SingleDoorGate {
     }
 
     /**
-     * The rule. State, owner only (AdmissionEngine I1): open (set by the opening signal, never
-     * cleared) and admitted (admissions not yet given back, for closeAndCheck).
+     * The rule: the condition is the opening signal, applied by the owner (open is set once and never
+     * cleared; owner only, AdmissionEngine I1).
      */
-    private static final class Latch extends AdmissionEngine {
+    private static final class Latch extends ConditionRule {
         private boolean open;
-        private long admitted;
 
         Latch(boolean open) {
             this.open = open;
         }
 
         @Override
-        protected boolean ruleTryEnter(Object tag) {
-            if (!open) {
-                return false;
-            }
-            admitted++;
-            return true;
-        }
-
-        @Override
-        protected boolean ruleCanEnter() {
+        boolean holds() {
             return open;
-        }
-
-        @Override
-        protected void ruleLeave(long released) {
-            admitted -= released;
-            assert admitted >= 0 : "more admissions given back than taken: " + admitted;
-        }
-
-        @Override
-        protected long ruleAdmitted() {
-            return admitted;
         }
 
         @Override

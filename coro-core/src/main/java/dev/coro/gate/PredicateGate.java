@@ -1,6 +1,5 @@
 package dev.coro.gate;
 
-import dev.coro.internal.AdmissionEngine;
 
 import java.util.Objects;
 import java.util.function.BooleanSupplier;
@@ -155,10 +154,8 @@ public final class PredicateGate extends SingleDoorGate {
     }
 
     /** The rule: admit while the predicate holds, evaluated under the engine's ownership only. */
-    private static final class Rule extends AdmissionEngine {
+    private static final class Rule extends ConditionRule {
         private final BooleanSupplier predicate;
-        /** Admissions not yet given back; owner only. */
-        private long admitted;
         /** The predicate's first error; once set the gate is closed and the predicate never runs again. */
         private volatile Throwable failure;
 
@@ -170,7 +167,8 @@ public final class PredicateGate extends SingleDoorGate {
          * Evaluates the predicate (owner only). Its first error closes the gate and is kept for
          * update(); the predicate is not evaluated again.
          */
-        private boolean evaluate() {
+        @Override
+        boolean holds() {
             if (failure != null || isClosed()) {
                 return false;
             }
@@ -181,31 +179,6 @@ public final class PredicateGate extends SingleDoorGate {
                 closeFromRule(); // every waiter and later entry completes cancelled
                 return false;
             }
-        }
-
-        @Override
-        protected boolean ruleTryEnter(Object tag) {
-            if (!evaluate()) {
-                return false;
-            }
-            admitted++;
-            return true;
-        }
-
-        @Override
-        protected boolean ruleCanEnter() {
-            return evaluate();
-        }
-
-        @Override
-        protected void ruleLeave(long released) {
-            admitted -= released;
-            assert admitted >= 0 : "more admissions given back than taken: " + admitted;
-        }
-
-        @Override
-        protected long ruleAdmitted() {
-            return admitted;
         }
 
         @Override

@@ -458,7 +458,7 @@ public abstract class AdmissionEngine {
      * @return the body
      */
     public final Consumer<Object> waitingDoor(Object tag) {
-        return new Enter(tag);
+        return new Door(tag, true);
     }
 
     /**
@@ -469,7 +469,7 @@ public abstract class AdmissionEngine {
      * @return the body
      */
     public final Consumer<Object> tryingDoor(Object tag) {
-        return new TryEnter(tag);
+        return new Door(tag, false);
     }
 
     /**
@@ -953,12 +953,17 @@ public abstract class AdmissionEngine {
         }
     }
 
-    /** The body of the waiting door: the run loop tries {@link #tryNow} first, then enters the step. */
-    private final class Enter implements Consumer<Object>, FastPath {
+    /**
+     * The body of a door (for {@code Task.create}): the run loop tries {@link #tryNow} first; then
+     * the waiting door enters the step, the trying door admits it now or cancels it.
+     */
+    private final class Door implements Consumer<Object>, FastPath {
         private final Object tag;
+        private final boolean waits;
 
-        Enter(Object tag) {
+        Door(Object tag, boolean waits) {
             this.tag = tag;
+            this.waits = waits;
         }
 
         @Override
@@ -968,27 +973,10 @@ public abstract class AdmissionEngine {
 
         @Override
         public void accept(Object completer) {
-            enter((WaitNode) completer, tag); // every Task.create completer is its step (a WaitNode)
-        }
-    }
-
-    /** The body of the trying door: admitted now, or cancelled. */
-    private final class TryEnter implements Consumer<Object>, FastPath {
-        private final Object tag;
-
-        TryEnter(Object tag) {
-            this.tag = tag;
-        }
-
-        @Override
-        public Object tryNow() {
-            return tryEnterNow(tag) ? null : NOT_NOW;
-        }
-
-        @Override
-        public void accept(Object completer) {
-            WaitNode node = (WaitNode) completer;
-            if (!tryEnterNow(tag)) {
+            WaitNode node = (WaitNode) completer; // every Task.create completer is its step (a WaitNode)
+            if (waits) {
+                enter(node, tag);
+            } else if (!tryEnterNow(tag)) {
                 node.abandon();
             } else if (!node.admit(null)) {
                 release(ruleWeight(tag)); // cancelled meanwhile: give the admission back (part 7)

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Where admitted work runs: a waiter resumed inline on the thread whose exit admitted it runs after
- * that thread has let go of the gate's decision, not inside it (AdmissionGate overview 8). Inside
+ * that thread has let go of the gate's decision, not inside it (AdmissionEngine overview 8). Inside
  * it, every other thread's fast path would fail and queue while the admitted work ran.
  */
 class GateResumptionTest {

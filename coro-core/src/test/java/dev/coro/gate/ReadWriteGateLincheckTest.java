@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  * </ul>
  *
  * <p><b>Operations.</b> {@code tryRead} / {@code tryWrite} are the try doors' decision
- * ({@link AdmissionGate#tryEnterNow(int)}); {@code acquireRead} / {@code acquireWrite} start
+ * (the engine's {@link dev.coro.internal.AdmissionEngine#tryEnterNow(Object)}); {@code acquireRead} / {@code acquireWrite} start
  * {@code gate.acquireRead()} / {@code acquireWrite()} (inline scheduler) and keep the waiter;
  * {@code cancel} cancels the thread's latest waiter; {@code release} exits one admission the thread
  * holds (the admissions of a thread's waiters are its own, wherever they resumed); {@code close}

@@ -8,7 +8,6 @@ import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
-import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
  * The engine's pluggable order, model-checked: a lane of one unit whose waiters are offered by key
@@ -46,15 +45,9 @@ public class KeyedOrderLincheckTest extends LaneLincheck {
         tryEnter(tid, 0, Ask.key(0));
     }
 
-    /** Cancels this thread's latest waiter. */
-    @Operation
-    public void cancel(@Param(name = "tid") int tid) {
-        cancelLatest(tid);
-    }
-
-    /** Gives back the unit this thread holds, noting the least key then waiting (see the class javadoc). */
-    @Operation
-    public void release(@Param(name = "tid") int tid) {
+    /** Notes the least key waiting when a release begins (see the class javadoc). */
+    @Override
+    void releasing(Runnable release) {
         long least = Long.MAX_VALUE;
         for (Waiter w : waiters) {
             if (w.endings.get() == 0 && !w.cancelRequested && w.future != null) {
@@ -62,18 +55,13 @@ public class KeyedOrderLincheckTest extends LaneLincheck {
             }
         }
         leastWaitingAtRelease.set(least);
-        releaseOne(tid);
+        release.run();
         leastWaitingAtRelease.set(Long.MAX_VALUE);
     }
 
     @Override
     boolean missed(Waiter w) {
         return lanes[0].freePermits() > 0;
-    }
-
-    @Validate
-    public void validate() {
-        check();
     }
 
     @Override

@@ -11,6 +11,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +32,8 @@ import org.junit.jupiter.api.Test;
  * does (units may be reserved for a waiter, never lost); no missed signal (a subclass says when a waiting waiter
  * should have been admitted); once a lane is closed nobody waits on it.
  */
-abstract class LaneLincheck {
+@Param(name = "tid", gen = ThreadIdGen.class)
+public abstract class LaneLincheck {
     static final int THREADS = 3;
     static final int SLOTS = THREADS + 2;
 
@@ -98,8 +103,9 @@ abstract class LaneLincheck {
         }
     }
 
-    /** Cancels thread {@code tid}'s latest waiter (a no-op if it has ended). */
-    final void cancelLatest(int tid) {
+    /** Cancels this thread's latest waiter (a no-op if it has ended). */
+    @Operation
+    public void cancel(@Param(name = "tid") int tid) {
         Waiter w = latest[tid];
         if (w != null) {
             w.cancelRequested = true;
@@ -107,13 +113,19 @@ abstract class LaneLincheck {
         }
     }
 
-    /** Gives back one admission thread {@code tid} holds, if any. */
-    final void releaseOne(int tid) {
+    /** Gives back one admission this thread holds, if any. */
+    @Operation
+    public void release(@Param(name = "tid") int tid) {
         long[] h = held[tid].poll();
         if (h != null) {
             inUse[(int) h[0]].addAndGet(-h[1]); // before the release: it may admit a waiter inline
-            lanes[(int) h[0]].release(h[1]);
+            releasing(() -> lanes[(int) h[0]].release(h[1]));
         }
+    }
+
+    /** Runs a release; a subclass may look at the waiters around it. */
+    void releasing(Runnable release) {
+        release.run();
     }
 
     final void entered(int tid, int lane, long weight) {
@@ -161,7 +173,13 @@ abstract class LaneLincheck {
                 .stress();
     }
 
-    /** The checks in the class javadoc; a subclass's {@code @Validate} calls it. */
+    /** The checks in the class javadoc, after each run; a subclass may add its own and call it. */
+    @Validate
+    public void validate() {
+        check();
+    }
+
+    /** The checks in the class javadoc. */
     final void check() {
         if (broken != null) {
             throw new AssertionError(broken);

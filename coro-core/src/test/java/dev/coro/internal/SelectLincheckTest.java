@@ -8,7 +8,6 @@ import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
-import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
  * The select-able waiter, model-checked: two lanes of one unit each; a select waits in both
@@ -53,18 +52,6 @@ public class SelectLincheckTest extends LaneLincheck {
         tryEnter(tid, lane, null);
     }
 
-    /** Cancels this thread's latest waiter. */
-    @Operation
-    public void cancel(@Param(name = "tid") int tid) {
-        cancelLatest(tid);
-    }
-
-    /** Gives back one unit this thread holds. */
-    @Operation
-    public void release(@Param(name = "tid") int tid) {
-        releaseOne(tid);
-    }
-
     /** Closes one lane. */
     @Operation
     public void close(@Param(name = "lane") int lane) {
@@ -81,7 +68,7 @@ public class SelectLincheckTest extends LaneLincheck {
         return false;
     }
 
-    @Validate
+    @Override
     public void validate() {
         check();
         int selects = 0;

@@ -7,7 +7,6 @@ import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
-import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
  * The engine's weights, model-checked: a permit lane of 3 units whose waiters take 1 to 3 units each
@@ -37,18 +36,6 @@ public class WeightedLaneLincheckTest extends LaneLincheck {
         start(tid, ask, 0, lanes[0].enter(ask));
     }
 
-    /** Cancels this thread's latest waiter. */
-    @Operation
-    public void cancel(@Param(name = "tid") int tid) {
-        cancelLatest(tid);
-    }
-
-    /** Gives back one admission this thread holds. */
-    @Operation
-    public void release(@Param(name = "tid") int tid) {
-        releaseOne(tid);
-    }
-
     /** Closes the lane. */
     @Operation
     public void close() {
@@ -64,11 +51,6 @@ public class WeightedLaneLincheckTest extends LaneLincheck {
             }
         }
         return true;
-    }
-
-    @Validate
-    public void validate() {
-        check();
     }
 
     @Override
