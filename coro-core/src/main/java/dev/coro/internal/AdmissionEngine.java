@@ -32,7 +32,7 @@ public abstract class AdmissionEngine {
      *      WaitNode   newest arrival, older ones below it down to OPEN
      *    owner (volatile int): 0 or 1; whoever CASes it 0 -> 1 owns the decision. Only the owner
      *      touches the plain state below and the rule's own state (the rule hooks).
-     *    order (WaitOrder, owner only): the taken waiters, offered to the rule first-first (arrival
+     *    order (WaitOrder, owner only): the taken waiters, offered to the rule in turn (arrival
      *      order by default, or by a key of the tag: a heap). Settled waiters stay until met or purged.
      *    admitting (plain WaitNode, owner only): a waiter the rule has admitted whose admit CAS the
      *      same owner makes next, from the trampoline (part 8); null otherwise.
@@ -44,14 +44,15 @@ public abstract class AdmissionEngine {
      *      pendingSignals (volatile int)      signals (readiness, arrivals, updates)
      *      pendingDepartures (volatile long)  sum of the weights of waiters that departed queued
      *      pendingExpiry (volatile int)       the expiry timer fired
-     *      closeRequested (volatile boolean)  close() was called, or the rule closed (owner only)
+     *      closeRequested (volatile boolean)  close() was called, or the rule closed (closeFromRule)
      *    A waiter is the waiting task's own suspension step (or a select's clause): the engine
      *    allocates nothing per wait. Its tag is written on the node before the push publishes it.
      *
      * 2. Transitions.
      *    fast path (tryEnterNow): intake empty, CAS owner 0 -> 1, re-check intake, order and close
      *       under ownership, apply the pending requests, ask the rule; then release ownership (part
-     *       5's protocol). No allocation. A permit rule overrides it (part 9).
+     *       5's protocol). No allocation. A permit rule overrides it (part 9); a rule that watches
+     *       arrivals has none (every arrival is queued, so that the rule is told of each one).
      *    enter (the waiting door, after the fast path failed): arrive (QUEUE by default; part 9),
      *       then push the node on the intake (refused by CLOSED: the node is abandoned), then try
      *       to own and drain.
