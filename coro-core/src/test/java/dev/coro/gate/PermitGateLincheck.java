@@ -219,6 +219,20 @@ public abstract class PermitGateLincheck {
     }
 
     /**
+     * Thread 1 holds the only slot and releases: its credit makes it the owner, with room and an
+     * empty order, while thread 2 arrives and pushes its waiter during that drain, failing the owner
+     * CAS. The owner's re-check (AdmissionEngine part 5) must take the pushed waiter (found by
+     * mutation: an owner that ignored pushes made during its drain stranded the waiter with the
+     * credit, and no other scenario reached it). Explored on its own, deeper: SerialGateLincheckTest.
+     */
+    static ExecutionScenario pushDuringTheReleasingOwnersDrain() {
+        return LincheckSupport.scenario(PermitGateLincheck.class,
+                "tryAcquire 1",
+                "release 1 | acquire 2",
+                null);
+    }
+
+    /**
      * Both slots held (threads 1 and 2), thread 3 waiting; thread 1 releases while thread 3 cancels
      * and thread 2 releases and queues again: the pending-release hand-off, the admit racing the
      * cancel and a push racing the owner's re-check.

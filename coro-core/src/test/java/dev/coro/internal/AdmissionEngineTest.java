@@ -112,6 +112,30 @@ class AdmissionEngineTest {
         assertEquals(0, budget.ruleAdmitted());
     }
 
+    /**
+     * PermitLane T3: a release larger than the deficit posts only the deficit as credit; the rest is
+     * free (found by mutation: posting the whole release left credits over, which later let a heavy
+     * arrival in over the capacity, while the free count looked right).
+     */
+    @Test
+    void aReleaseLargerThanTheDeficitPostsOnlyTheDeficitAsCredit() {
+        TestLane budget = new TestLane(3);
+        assertTrue(budget.tryEnterNow(Ask.weight(3)));
+        CompletableFuture<Void> light = enter(budget, Ask.weight(1)); // lacks 1
+        assertWaiting(light, "the lane is full");
+        budget.release(3); // 1 unit goes to the light waiter (the deficit), 2 become free
+        assertAdmitted(light, "the deficit was covered");
+        assertEquals(2, budget.freePermits());
+        assertEquals(1, budget.ruleAdmitted(), "no credit left over: 3 = 2 free + 1 held");
+        CompletableFuture<Void> heavy = enter(budget, Ask.weight(3));
+        assertWaiting(heavy, "3 units do not fit while the light waiter holds 1");
+        budget.release(1);
+        assertAdmitted(heavy, "the light waiter's unit completes it");
+        budget.release(3);
+        assertEquals(3, budget.freePermits());
+        assertEquals(0, budget.ruleAdmitted());
+    }
+
     // ---- order ----
 
     @Test
@@ -317,6 +341,67 @@ class AdmissionEngineTest {
         assertAdmitted(waiters.get(0), "a");
         assertAdmitted(waiters.get(2), "c");
         assertEquals(0, rule.linkedWaiters());
+    }
+
+    /** A rule that watches arrivals and admits nobody; its first decision runs a given action. */
+    static final class QueuedDuringDecision extends AdmissionEngine {
+        final List<Object> arrivals = new ArrayList<>();
+        Runnable duringDecision;
+
+        QueuedDuringDecision() {
+            super(WaitOrder.arrival(), true, null);
+        }
+
+        @Override
+        protected Object ruleArrived(Object tag) {
+            arrivals.add(tag);
+            return tag;
+        }
+
+        @Override
+        protected boolean ruleTryEnter(Object tag) {
+            Runnable r = duringDecision;
+            duringDecision = null;
+            if (r != null) {
+                r.run();
+            }
+            return false;
+        }
+
+        @Override
+        protected boolean ruleCanEnter() {
+            return false;
+        }
+
+        @Override
+        protected void ruleLeave(long released) {}
+
+        @Override
+        protected long ruleAdmitted() {
+            return 0;
+        }
+    }
+
+    /**
+     * Part 5's re-check: a waiter pushed while the owner decides (its own owner CAS fails) is taken
+     * by the owner before it lets go (found by mutation: an owner that ignored such pushes left the
+     * arrival uncounted; the Lincheck runs reached it only for some rules).
+     */
+    @Test
+    void aWaiterPushedWhileTheOwnerDecidesIsTakenBeforeTheOwnerLetsGo() throws Exception {
+        QueuedDuringDecision rule = new QueuedDuringDecision();
+        rule.duringDecision = () -> {
+            Thread other = Thread.ofPlatform().start(
+                    () -> Task.<Void>create(rule.waitingDoor("b")).toCompletableFuture());
+            try {
+                other.join(); // b is pushed; its owner CAS failed: this thread owns the decision
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        };
+        Task.<Void>create(rule.waitingDoor("a")).toCompletableFuture();
+        assertEquals(List.of("a", "b"), rule.arrivals, "b, pushed while the owner decided, was taken by its re-check");
+        rule.close();
     }
 
     @Test

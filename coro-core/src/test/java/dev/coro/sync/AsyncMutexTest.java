@@ -252,4 +252,27 @@ class AsyncMutexTest {
             throw new AssertionError(e);
         }
     }
+
+    /**
+     * A scope's token fires its registrations newest first. The newest here is a task whose
+     * cancellation unlocks the mutex; the waiter queued before it is still unsettled when that unlock
+     * hands the lock over, but its token has fired: it must be abandoned, not admitted
+     * (AdmissionEngine part 7), so its work never runs and the lock ends free (found by mutation:
+     * every state-checking test passed with an engine that admitted such a waiter).
+     */
+    @Test
+    void anUnlockRunByTheScopesCancellationDoesNotHandTheLockToAWaiterOfThatScope() {
+        AsyncMutex m = new AsyncMutex();
+        assertTrue(m.tryLock());
+        Scope scope = Scope.on(Scheduler.inline());
+        AtomicInteger ran = new AtomicInteger();
+        CompletableFuture<Void> waiter = scope.spawn(m.withLock(Task.fromRunnable(ran::incrementAndGet)))
+                .toCompletableFuture();
+        scope.spawn(Task.<Void>create(c -> c.onCancel(m::unlock))); // registered after the waiter: fired first
+        assertFalse(waiter.isDone());
+        scope.cancel();
+        assertEquals(0, ran.get(), "the waiter's scope was cancelled before the unlock: its work must not run");
+        assertTrue(waiter.isCancelled() || waiter.isCompletedExceptionally(), "the waiter ended cancelled: " + waiter);
+        assertFalse(m.isLocked());
+    }
 }
