@@ -13,6 +13,12 @@
  * participants have arrived and every work of the previous phase has ended; a participant that is
  * cancelled or whose work fails breaks (closes) the gate, so no one waits for ever.
  *
+ * <p>Beyond the paper's six, gates that change who is admitted next and what an admission costs:
+ * {@link dev.coro.gate.BudgetGate} draws each operation's cost from a budget of units (strict FIFO),
+ * {@link dev.coro.gate.PriorityGate} hands a freed slot to the highest priority (with optional aging),
+ * and {@link dev.coro.gate.DeadlineGate} to the earliest deadline, failing a waiter with
+ * {@link java.util.concurrent.TimeoutException} once its deadline passes.
+ *
  * <p>Work enters with {@code within(task)} (or a gate's named door) and leaves when it completes, on
  * every completion path; {@code tryWithin(task)} runs it only if admission is immediate, else
  * completes cancelled; {@code call(callable)} is the blocking door for plain and virtual threads;

@@ -55,6 +55,30 @@ public interface Scheduler extends Executor {
     Cancellable schedule(Runnable task, Duration delay);
 
     /**
+     * Runs {@code task} on this scheduler once its clock ({@link #nanoTime()}) reads at least
+     * {@code deadlineNanos}; never early. Unlike {@link #schedule}, the time is absolute, so a clock
+     * that moves between the caller's reading and this call does not make the timer late: a
+     * virtual-time scheduler, whose clock another thread may advance meanwhile, fires it exactly at
+     * the deadline. Dropped timers as with {@link #schedule}.
+     *
+     * <p>The default schedules the delay left by this scheduler's clock, which is exact for a clock
+     * that only moves with real time (where the time between the two readings is the error);
+     * virtual-time schedulers override it.
+     *
+     * @param task what to run
+     * @param deadlineNanos when, on this scheduler's clock; a time that has passed means as soon as
+     *     possible
+     * @return a handle whose {@code cancel()} prevents the run if it has not started
+     * @throws NullPointerException if {@code task} is null
+     * @throws java.util.concurrent.RejectedExecutionException if the scheduler is shut down
+     */
+    default Cancellable scheduleAt(Runnable task, long deadlineNanos) {
+        long now = nanoTime();
+        long delay = deadlineNanos <= now ? 0 : deadlineNanos - now; // may overflow: then very far
+        return schedule(task, Duration.ofNanos(delay < 0 ? Long.MAX_VALUE : delay));
+    }
+
+    /**
      * Returns this scheduler's clock in nanoseconds, with the meaning of {@link System#nanoTime()}
      * (only differences are meaningful). Virtual-time schedulers return virtual time.
      *

@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -59,24 +60,25 @@ public abstract class PermitGateLincheck {
     static final int THREADS = 3;
     private static final int SLOTS = THREADS + 2;
 
-    private final SingleDoorGate gate;
-    private final PermitLane lane;
-    private final int capacity;
-    private final AtomicInteger admitted = new AtomicInteger();
+    final AdmissionGate gate;
+    final PermitLane lane;
+    private final long capacity;
+    /** The weights admitted and not yet exited. */
+    private final AtomicLong admitted = new AtomicLong();
     private volatile String broken;
     private final List<Waiter> waiters = new CopyOnWriteArrayList<>();
     @SuppressWarnings("unchecked")
-    private final ConcurrentLinkedQueue<Admission>[] held = new ConcurrentLinkedQueue[SLOTS];
+    private final ConcurrentLinkedQueue<Held>[] held = new ConcurrentLinkedQueue[SLOTS];
     // Slot tid is touched only by the thread that runs tid's operations.
     private final Waiter[] latest = new Waiter[SLOTS];
     /** Each thread's latest cancellable waiter's scope, published before its acquisition starts. */
     private final AtomicReferenceArray<Waiter> arriving = new AtomicReferenceArray<>(SLOTS);
 
-    /** Runs the test on {@code gate}: a serial or capacity gate (the permit lane). */
-    PermitGateLincheck(SingleDoorGate gate) {
+    /** Runs the test on {@code gate}, a gate on the permit lane. */
+    PermitGateLincheck(AdmissionGate gate) {
         this.gate = gate;
         this.lane = (PermitLane) gate.engine;
-        this.capacity = (int) lane.permits();
+        this.capacity = lane.permits();
         for (int i = 0; i < SLOTS; i++) {
             held[i] = new ConcurrentLinkedQueue<>();
         }
@@ -85,9 +87,9 @@ public abstract class PermitGateLincheck {
     /** The try door's decision: admitted now, or declined. */
     @Operation
     public void tryAcquire(@Param(name = "tid") int tid) {
-        if (lane.tryEnterNow(null)) {
-            entered();
-            held[tid].add(new Admission(lane, 1));
+        if (lane.tryEnterNow(tag(tid))) {
+            entered(weight(tid));
+            held[tid].add(new Held(new Admission(lane, weight(tid)), weight(tid)));
         }
     }
 
@@ -97,7 +99,7 @@ public abstract class PermitGateLincheck {
         Waiter w = new Waiter(tid);
         waiters.add(w);
         latest[tid] = w;
-        w.future = gate.acquire().outcome().map(w::ended).toCompletableFuture();
+        w.future = acquireTask(w).outcome().map(w::ended).toCompletableFuture();
     }
 
     /** Cancels this thread's latest waiter (a no-op if it has ended). */
@@ -121,7 +123,7 @@ public abstract class PermitGateLincheck {
         w.scope = Scope.on(Scheduler.inline());
         waiters.add(w);
         arriving.set(tid, w);
-        w.scope.spawn(gate.acquire().outcome().map(w::ended));
+        w.scope.spawn(acquireTask(w).outcome().map(w::ended));
     }
 
     /** Cancels thread {@code victim}'s latest cancellable waiter, possibly while it arrives. */
@@ -137,10 +139,10 @@ public abstract class PermitGateLincheck {
     /** Exits one admission this thread holds, if any. */
     @Operation
     public void release(@Param(name = "tid") int tid) {
-        Admission a = held[tid].poll();
-        if (a != null) {
-            admitted.decrementAndGet(); // before the exit: it may admit a waiter inline
-            a.exit();
+        Held h = held[tid].poll();
+        if (h != null) {
+            admitted.addAndGet(-h.weight); // before the exit: it may admit a waiter inline
+            h.admission.exit();
         }
     }
 
@@ -150,12 +152,47 @@ public abstract class PermitGateLincheck {
         gate.close();
     }
 
-    private void entered() {
-        int now = admitted.incrementAndGet();
+    private void entered(long weight) {
+        long now = admitted.addAndGet(weight);
         if (now > capacity) {
             broken = now + " admitted at once, capacity " + capacity;
         }
     }
+
+    // ---- what a gate under test asks with: by default, the single door of weight 1 ----
+
+    /** The acquisition waiter {@code w} (of thread {@code w.tid}) starts. */
+    Task<Admission> acquireTask(Waiter w) {
+        return ((SingleDoorGate) gate).acquire();
+    }
+
+    /** The tag of thread {@code tid}'s try. */
+    Object tag(int tid) {
+        return null;
+    }
+
+    /** The weight of thread {@code tid}'s admissions. */
+    long weight(int tid) {
+        return 1;
+    }
+
+    /** Generated scenarios of the model check (scaled). */
+    int modelCheckIterations() {
+        return 20;
+    }
+
+    /** Whether a waiter that ended with {@code error} ended rightly (none does by default). */
+    boolean failedRightly(Waiter w, Throwable error) {
+        return false;
+    }
+
+    /** Whether a waiter still waiting after the run was missed (by default: never; see validate). */
+    boolean missed(Waiter w) {
+        return false;
+    }
+
+    /** An admission a thread holds, with its weight. */
+    record Held(Admission admission, long weight) {}
 
     /** After each run: the invariants in the class javadoc. */
     @Validate
@@ -163,16 +200,28 @@ public abstract class PermitGateLincheck {
         if (broken != null) {
             throw new AssertionError(broken);
         }
-        int holding = 0;
-        for (ConcurrentLinkedQueue<Admission> q : held) {
-            holding += q.size();
+        long holding = 0;
+        for (ConcurrentLinkedQueue<Held> q : held) {
+            for (Held h : q) {
+                holding += h.weight;
+            }
         }
         if (holding != admitted.get()) {
-            throw new AssertionError(holding + " admissions held but " + admitted + " counted");
+            throw new AssertionError(holding + " admitted weight held but " + admitted + " counted");
         }
-        int free = (int) lane.freePermits();
-        if (free != capacity - holding) {
-            throw new AssertionError(free + " free slots with " + holding + " held, capacity " + capacity);
+        long free = lane.freePermits();
+        long heaviestWaiting = 0;
+        for (Waiter w : waiters) {
+            if (w.endings.get() == 0) {
+                heaviestWaiting = Math.max(heaviestWaiting, weight(w.tid));
+            }
+        }
+        if (heaviestWaiting == 0 && free != capacity - holding) {
+            throw new AssertionError(free + " free units with " + holding + " held, capacity " + capacity
+                    + ", nobody waiting");
+        }
+        if (heaviestWaiting > 0 && free != 0) { // P2: units left while someone waits are set aside for it
+            throw new AssertionError(free + " units free for newcomers while a waiter waits");
         }
         for (Waiter w : waiters) {
             int endings = w.endings.get();
@@ -183,8 +232,9 @@ public abstract class PermitGateLincheck {
                 if (w.cancelRequested) {
                     throw new AssertionError("a cancelled waiter of thread " + w.tid + " is still waiting");
                 }
-                if (free > 0) {
-                    throw new AssertionError("missed signal: a slot is free and thread " + w.tid + "'s waiter waits");
+                if (capacity - holding >= heaviestWaiting || missed(w)) { // any waiter could be admitted
+                    throw new AssertionError("missed signal: " + (capacity - holding) + " units not held and thread "
+                            + w.tid + "'s waiter waits");
                 }
                 if (gate.isClosed()) {
                     throw new AssertionError("the gate is closed and thread " + w.tid + "'s waiter waits");
@@ -195,7 +245,7 @@ public abstract class PermitGateLincheck {
 
     @Test
     void modelChecking() {
-        check().scaledIterations(20).invocations(300)
+        check().scaledIterations(modelCheckIterations()).invocations(300)
                 .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
                 .modelCheck();
     }
@@ -286,6 +336,8 @@ public abstract class PermitGateLincheck {
         volatile CompletableFuture<Void> future;
         volatile Scope scope;
         volatile boolean cancelRequested;
+        /** Its deadline, for a gate whose waiters have one. */
+        volatile long deadline = Long.MAX_VALUE;
 
         Waiter(int tid) {
             this.tid = tid;
@@ -293,8 +345,10 @@ public abstract class PermitGateLincheck {
 
         Void ended(Outcome<Admission> outcome) {
             if (outcome instanceof Outcome.Value<Admission> v) {
-                entered();
-                held[tid].add(v.value());
+                entered(weight(tid));
+                held[tid].add(new Held(v.value(), weight(tid)));
+            } else if (outcome instanceof Outcome.Failure<Admission> f && failedRightly(this, f.error())) {
+                // an expected failure (a deadline): it holds nothing
             } else if (!(outcome instanceof Outcome.Cancelled<Admission>)) {
                 broken = "acquire() failed: " + outcome;
             }

@@ -137,6 +137,28 @@ public final class VirtualTimeScheduler implements Scheduler {
     }
 
     /**
+     * Registers a timer that queues {@code task} when the virtual clock reaches
+     * {@code deadlineNanos} (at once, at the next run, if it has already). Exact even while another
+     * thread advances the clock. Thread-safe.
+     *
+     * @param task what to run
+     * @param deadlineNanos when, in virtual nanoseconds
+     * @return a handle whose {@code cancel()} removes the timer at once if it has not fired
+     * @throws NullPointerException if {@code task} is null
+     * @throws RejectedExecutionException after {@link #shutdown()}
+     */
+    @Override
+    public Cancellable scheduleAt(Runnable task, long deadlineNanos) {
+        Objects.requireNonNull(task, "task");
+        synchronized (lock) {
+            checkRunning();
+            Timer timer = new Timer(Math.max(now, deadlineNanos), nextSeq++, task);
+            timers.add(timer);
+            return timer;
+        }
+    }
+
+    /**
      * Returns the virtual time in nanoseconds: 0 at creation, moved only by the {@code advance...}
      * methods. Thread-safe.
      *

@@ -71,6 +71,22 @@ class VirtualTimeSchedulerTest {
         assertEquals(Long.MAX_VALUE, vt.nextDueTime());
     }
 
+    /** An absolute timer fires at its deadline, whenever it was registered; a passed one at once. */
+    @Test
+    void scheduleAtFiresAtTheDeadlineItself() {
+        vt.advanceTo(5_000_000);
+        vt.scheduleAt(note("at12"), 12_000_000);
+        vt.scheduleAt(note("passed"), 1_000_000); // due now: at the next run
+        assertEquals(5_000_000, vt.nextDueTime()); // the passed one, due now
+        vt.runUntilIdle();
+        assertEquals(List.of("passed@5"), log);
+        vt.advanceBy(Duration.ofNanos(6_999_999));
+        assertEquals(List.of("passed@5"), log, "one nanosecond early is early");
+        vt.advanceBy(Duration.ofNanos(1));
+        assertEquals(List.of("passed@5", "at12@12"), log);
+        assertThrows(NullPointerException.class, () -> vt.scheduleAt(null, 0));
+    }
+
     @Test
     void workCausedByATimerRunsAtThatTimersTimeBeforeLaterTimers() {
         vt.schedule(() -> {
