@@ -25,11 +25,21 @@ import java.lang.invoke.VarHandle;
 public final class Admission implements AutoCloseable {
     private final AdmissionEngine engine;
     private final long weight;
+    /** What leaving does for a gate that is more than one engine (a keyed gate), or null. */
+    private final Runnable leave;
     private volatile int exited;
 
     Admission(AdmissionEngine engine, long weight) {
         this.engine = engine;
         this.weight = weight;
+        this.leave = null;
+    }
+
+    /** An admission whose exit runs {@code leave} (once). */
+    Admission(Runnable leave) {
+        this.engine = null;
+        this.weight = 0;
+        this.leave = leave;
     }
 
     /**
@@ -41,7 +51,11 @@ public final class Admission implements AutoCloseable {
         if (exited != 0 || !EXITED.compareAndSet(this, 0, 1)) {
             return false;
         }
-        engine.release(weight);
+        if (leave != null) {
+            leave.run();
+        } else {
+            engine.release(weight);
+        }
         return true;
     }
 

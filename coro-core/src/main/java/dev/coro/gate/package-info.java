@@ -14,7 +14,8 @@
  * cancelled or whose work fails breaks (closes) the gate, so no one waits for ever.
  *
  * <p>Beyond the paper's six, gates that change who is admitted next and what an admission costs:
- * {@link dev.coro.gate.BudgetGate} draws each operation's cost from a budget of units (strict FIFO),
+ * {@link dev.coro.gate.KeyedSerialGate} serializes operations with equal keys and runs different keys
+ * concurrently, {@link dev.coro.gate.BudgetGate} draws each operation's cost from a budget of units (strict FIFO),
  * {@link dev.coro.gate.PriorityGate} hands a freed slot to the highest priority (with optional aging),
  * and {@link dev.coro.gate.DeadlineGate} to the earliest deadline, failing a waiter with
  * {@link java.util.concurrent.TimeoutException} once its deadline passes.
