@@ -72,7 +72,8 @@ public abstract class AdmissionEngine {
      *         or when the order is empty and the rule has room (I5), or, for a keyed order, before
      *         every decision (an arrival queued before it may rank first);
      *       offer: the order's first waiter: drop it if settled, abandon it if its token fired,
-     *         else ruleTryEnter(tag); refused: stop (I2); admitted: remove it and admit it.
+     *         expire it if its deadline has passed by the clock (its timer may be late), else
+     *         ruleTryEnter(tag); refused: stop (I2); admitted: remove it and admit it.
      *       Before a resumption (admit, abandon, reject) on a thread that runs no trampoline item,
      *       the drain moves into the thread's trampoline, still owning, unless the admission leaves
      *       the rule full with one admitted (part 8).
@@ -730,6 +731,9 @@ public abstract class AdmissionEngine {
                 w.abandon(); // do not admit a task that is being cancelled
                 continue;
             }
+            if (expiry != null && expiry.passedFor(w)) {
+                continue; // its deadline passed before its timer fired: expired, never admitted
+            }
             if (!ruleTryEnter(w.tag())) {
                 if (order.blocksLaterArrivals()) {
                     return takesEveryArrival ? ROOM : NO_ROOM; // I2: the first waiter blocks the later ones
@@ -850,6 +854,20 @@ public abstract class AdmissionEngine {
 
         boolean due() {
             return passed || pendingExpiry != 0;
+        }
+
+        /**
+         * Whether {@code w}'s deadline has passed by the clock (its timer may not have fired yet):
+         * then the next pass expires it instead of admitting it. Read before every hand-off, so that
+         * no waiter is admitted at or after its deadline.
+         */
+        boolean passedFor(WaitNode w) {
+            long deadline = ruleDeadline(w.tag());
+            if (deadline != NO_DEADLINE && deadline <= clock.nanoTime()) {
+                passed = true;
+                return true;
+            }
+            return false;
         }
 
         /**

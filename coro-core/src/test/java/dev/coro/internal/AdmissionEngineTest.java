@@ -241,6 +241,27 @@ class AdmissionEngineTest {
         assertEquals(1, lane.freePermits());
     }
 
+    /**
+     * A unit frees after a waiter's deadline but before its timer has fired (timers run late on a
+     * busy machine): the waiter must expire, not be admitted. Found by the deadline gate's demo on a
+     * real clock, where a request was admitted a moment after its deadline.
+     */
+    @Test
+    void aWaiterWhoseDeadlinePassedIsNotAdmittedBeforeItsLateTimerFires() {
+        ManualClock clock = new ManualClock();
+        TestLane lane = new TestLane(1, WaitOrder.arrival(), clock);
+        assertTrue(lane.tryEnterNow(null));
+        CompletableFuture<Void> late = enter(lane, Ask.until(10));
+        CompletableFuture<Void> next = enter(lane, Ask.weight(1));
+        clock.moveWithoutTimers(10);
+        lane.release(1);
+        assertInstanceOf(TimeoutException.class, assertThrows(CompletionException.class, late::join).getCause());
+        assertAdmitted(next, "the unit goes to the next waiter");
+        lane.release(1);
+        assertEquals(1, lane.freePermits());
+        assertEquals(0, clock.pending(), "the late timer is disarmed once its waiter expired");
+    }
+
     @Test
     void aDeadlineAlreadyPassedExpiresAtOnceWithoutWaitingForATimer() {
         ManualClock clock = new ManualClock(500);

@@ -1,5 +1,6 @@
 package dev.coro.examples;
 
+import dev.coro.examples.gates.FutureGatesTour;
 import dev.coro.examples.gates.GatesTour;
 import dev.coro.examples.io.EchoClient;
 import dev.coro.examples.io.FizzBuzz;
@@ -15,6 +16,16 @@ import java.util.Map;
 public final class Demos {
     private Demos() {}
 
+    /** What {@code ./coro demo} runs with no argument (the single future-gate demos are in "gates"). */
+    private static final String[] ALL = {"hello", "pool", "fizzbuzz", "echo", "gates"};
+
+    /** Runs one example of the future gates on an 8-worker pool. */
+    private static void futureGates(java.util.function.Consumer<FutureGatesTour> example) {
+        try (WorkStealingPool pool = WorkStealingPool.create(8, "gates")) {
+            example.accept(new FutureGatesTour(System.out, pool));
+        }
+    }
+
     /** Runs the demos named in {@code args} (all when none), or lists them with {@code --list}. */
     public static void main(String[] args) {
         Map<String, Runnable> demos = new LinkedHashMap<>();
@@ -25,13 +36,19 @@ public final class Demos {
         demos.put("gates", () -> {
             try (WorkStealingPool pool = WorkStealingPool.create(8, "gates")) {
                 new GatesTour(System.out, pool).runAll();
+                new FutureGatesTour(System.out, pool).runAll();
             }
         });
+        demos.put("ledger", () -> futureGates(tour -> tour.ledger(100_000, 1_000)));
+        demos.put("decode", () -> futureGates(tour -> tour.imageDecoding(200, 64)));
+        demos.put("priority", () -> futureGates(tour -> tour.interactiveOverBatch(20, 5)));
+        demos.put("deadline", () -> futureGates(tour -> tour.deadlineService(40)));
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
-            System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: all)");
+            System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
+                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline)");
             return;
         }
-        String[] names = args.length == 0 ? demos.keySet().toArray(String[]::new) : args;
+        String[] names = args.length == 0 ? ALL : args;
         for (String name : names) {
             Runnable demo = demos.get(name);
             if (demo == null) {
