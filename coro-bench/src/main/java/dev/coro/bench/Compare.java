@@ -95,7 +95,14 @@ public final class Compare {
                     "workAlone", Map.of("kotlinx", "kotlinxWorkAlone", "bulkheadVt", "vtWorkAlone",
                             "semaphoreVt", "vtWorkAlone")),
             new Workload(GateSerial.class, "gate-serial", List.of("tasks", "locks"), "entry",
-                    List.of("coro", "coroMutex", "kotlinx")));
+                    List.of("coro", "coroMutex", "kotlinx")),
+            new Workload(GateKeyed.class, "gate-keyed", List.of("ops"), "op",
+                    List.of("coro", "stripedVt", "futureChain", "kotlinx", "workAlone"),
+                    "workAlone", Map.of()),
+            new Workload(GateBudget.class, "gate-budget", List.of("ops"), "op",
+                    List.of("coro", "semaphoreFairVt", "workAlone"), "workAlone", Map.of()),
+            new Workload(GatePriority.class, "gate-priority", List.of("tasks"), "task",
+                    List.of("coro", "coroDeadline", "coroCapacity", "queueVt")));
 
     private Compare() {}
 

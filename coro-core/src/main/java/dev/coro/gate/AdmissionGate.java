@@ -28,34 +28,51 @@ abstract class AdmissionGate {
      * its own names.
      */
     final class Door {
+        private final Object tag;
         private final long weight;
         private final Task<Void> enter;
-        private final Task<Void> tryEnter;
-        private final Task<Admission> acquire;
-        private final Task<Admission> tryAcquire;
         private final Runnable exit;
+        // Built on first use: a gate that makes a door per request (a weighted or tagged one) usually
+        // uses one of them. Plain fields: a race builds equal tasks twice, and a task is immutable.
+        private Task<Void> tryEnter;
+        private Task<Admission> acquire;
+        private Task<Admission> tryAcquire;
 
         /**
          * A door for waiters that ask for {@code tag}, whose admission weighs {@code weight} (the
          * engine's {@code ruleWeight(tag)}).
          */
         Door(Object tag, long weight) {
+            this.tag = tag;
             this.weight = weight;
             this.enter = Task.create(engine.waitingDoor(tag));
-            this.tryEnter = Task.create(engine.tryingDoor(tag));
-            this.acquire = enter.map(ignored -> new Admission(engine, this.weight));
-            this.tryAcquire = tryEnter.map(ignored -> new Admission(engine, this.weight));
             this.exit = () -> engine.release(this.weight);
         }
 
         /** Waits for admission; the value is the admission, whose exit leaves the gate. */
         Task<Admission> acquire() {
-            return acquire;
+            Task<Admission> t = acquire;
+            if (t == null) {
+                acquire = t = enter.map(ignored -> new Admission(engine, weight));
+            }
+            return t;
         }
 
         /** Admission now, or the cancelled channel without queueing. */
         Task<Admission> tryAcquire() {
-            return tryAcquire;
+            Task<Admission> t = tryAcquire;
+            if (t == null) {
+                tryAcquire = t = tryEnter().map(ignored -> new Admission(engine, weight));
+            }
+            return t;
+        }
+
+        private Task<Void> tryEnter() {
+            Task<Void> t = tryEnter;
+            if (t == null) {
+                tryEnter = t = Task.create(engine.tryingDoor(tag));
+            }
+            return t;
         }
 
         /** Waits for admission, runs {@code work}, leaves on every completion path of {@code work}. */
@@ -67,7 +84,7 @@ abstract class AdmissionGate {
         /** Runs {@code work} under the gate only if admitted immediately, else completes cancelled. */
         <T> Task<T> tryWithin(Task<T> work) {
             Objects.requireNonNull(work, "work");
-            return tryEnter.then(work.andFinally(exit));
+            return tryEnter().then(work.andFinally(exit));
         }
 
         /** The blocking door: {@code within(Task.fromCallable(body)).join()}. */

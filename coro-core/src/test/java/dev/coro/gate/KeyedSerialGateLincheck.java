@@ -166,7 +166,8 @@ public abstract class KeyedSerialGateLincheck {
     }
 
     LincheckSupport.Check check() {
-        return LincheckSupport.lincheck(getClass()).scenarios(lastLeaverRacingANewcomer(), cancelledLastWaiterRacingANewcomer());
+        return LincheckSupport.lincheck(getClass())
+                .scenarios(lastLeaverRacingANewcomer(), cancelledLastWaiterRacingANewcomer(), closeRacingTwoNewcomers());
     }
 
     /**
@@ -186,6 +187,19 @@ public abstract class KeyedSerialGateLincheck {
         return LincheckSupport.scenario(KeyedSerialGateLincheck.class,
                 "tryAcquire 1 1; acquire 3 1",
                 "release 1 | cancel 3 | acquire 2 1",
+                null);
+    }
+
+    /**
+     * Two newcomers of one key that read the gate open race close: close's iteration may find no
+     * entry, then the first places one (admitted) and the second queues on it; the joiner's own
+     * re-check of closed after joining must close that lane, or the second waits for ever on a closed
+     * gate (found by mutation: no scenario raced close with the placing of a new entry).
+     */
+    static ExecutionScenario closeRacingTwoNewcomers() {
+        return LincheckSupport.scenario(KeyedSerialGateLincheck.class,
+                null,
+                "acquire 1 1 | acquire 2 1 | close",
                 null);
     }
 

@@ -41,3 +41,27 @@ fun kotlinxWorkAlone(tasks: Int, work: Runnable, dispatcher: CoroutineDispatcher
         }
     }
 }
+
+/**
+ * gate-keyed: a root coroutine on [dispatcher] launches one coroutine per entry of [keys], each
+ * running [work] under `mutexes.computeIfAbsent(key) { Mutex() }.withLock { ... }`: a kotlinx `Mutex`
+ * per key in a `ConcurrentHashMap`, the usual idiom. It never removes a mutex (removing one safely
+ * is the hard part), so the map keeps one per key ever used. Returns the mutexes left in the map.
+ */
+fun kotlinxMutexPerKey(keys: IntArray, work: Runnable, dispatcher: CoroutineDispatcher): Int {
+    val mutexes = java.util.concurrent.ConcurrentHashMap<Int, kotlinx.coroutines.sync.Mutex>()
+    runBlocking(dispatcher) {
+        for (key in keys) {
+            launch {
+                val mutex = mutexes.computeIfAbsent(key) { kotlinx.coroutines.sync.Mutex() }
+                mutex.lock()
+                try {
+                    work.run()
+                } finally {
+                    mutex.unlock()
+                }
+            }
+        }
+    }
+    return mutexes.size
+}

@@ -1,0 +1,221 @@
+package dev.coro.bench;
+
+import com.google.common.util.concurrent.Striped;
+import dev.coro.bench.peers.KotlinxGatePeers;
+import dev.coro.gate.KeyedSerialGate;
+import dev.coro.task.Task;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Lock;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * gate-keyed: {@link #ops} operations over {@link #keys} keys drawn from a Zipf distribution (a few hot
+ * keys, a long tail), each serialized with the other operations of its key and doing about a
+ * microsecond of work ({@link Blackhole#consumeCPU} of {@link #tokens} tokens, then one increment of a
+ * shared {@link LongAdder}), on two workers. One operation of the benchmark is the whole batch; the
+ * table divides by {@link #ops}.
+ *
+ * <p>What each implementation keeps per key afterwards (checked after every operation): Coro's
+ * {@code KeyedSerialGate} nothing (its entries leave with their last operation); Guava's
+ * {@code Striped<Lock>} its 1,024 locks whatever the keys (and unequal keys that share a stripe wait
+ * for each other); the future chain one completed future per key ever used; kotlinx one {@code Mutex}
+ * per key ever used.
+ */
+@State(org.openjdk.jmh.annotations.Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX})
+public class GateKeyed {
+    /** Operations per benchmark operation: the item count the table divides by. */
+    @Param({"200000"})
+    public int ops;
+
+    /** Distinct keys. */
+    @Param({"1000"})
+    public int keys;
+
+    /** {@link Blackhole#consumeCPU} tokens of work per operation; 500 is about 1 us. */
+    @Param({"500"})
+    public long tokens;
+
+    private final LongAdder ran = new LongAdder();
+    private Runnable work;
+    private int[] keyOf;
+    private KeyedSerialGate<Integer> gate;
+    private Task<Void> coroRoot;
+    private Task<Void> workAloneRoot;
+
+    /** Draws the keys (Zipf, exponent 1, seeded) and builds the work and the Coro root tasks. */
+    @Setup(Level.Trial)
+    public void setup() {
+        long t = tokens;
+        work = () -> {
+            Blackhole.consumeCPU(t);
+            ran.increment();
+        };
+        keyOf = zipf(ops, keys, 42);
+        gate = new KeyedSerialGate<>();
+        Task<Void> w = Task.fromRunnable(work);
+        int[] k = keyOf;
+        KeyedSerialGate<Integer> g = gate;
+        int[] next = new int[1]; // the root's loop is one thread: a plain counter
+        coroRoot = Pools.Coro.spawnEach(ops, () -> g.within(k[next[0]++ % k.length], w));
+        workAloneRoot = Pools.Coro.spawnAll(ops, w);
+    }
+
+    /** {@code n} keys in {@code [0, keys)}, Zipf-distributed with exponent 1. */
+    static int[] zipf(int n, int keys, long seed) {
+        double[] cdf = new double[keys];
+        double sum = 0;
+        for (int i = 0; i < keys; i++) {
+            sum += 1.0 / (i + 1);
+            cdf[i] = sum;
+        }
+        SplittableRandom random = new SplittableRandom(seed);
+        int[] out = new int[n];
+        for (int i = 0; i < n; i++) {
+            double u = random.nextDouble() * sum;
+            int lo = 0;
+            int hi = keys - 1;
+            while (lo < hi) {
+                int mid = (lo + hi) >>> 1;
+                if (cdf[mid] < u) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            out[i] = lo;
+        }
+        return out;
+    }
+
+    /**
+     * Coro: a root task on the pool spawns {@code gate.within(key, work)} per operation on one
+     * {@code KeyedSerialGate<Integer>} and joins the scope.
+     *
+     * @param coro the pool
+     * @return the operations that ran
+     */
+    @Benchmark
+    public long coro(Pools.Coro coro) {
+        ran.reset();
+        coro.join(coroRoot, "GateKeyed.coro");
+        return check(gate.activeKeys(), 0, "KeyedSerialGate entries left");
+    }
+
+    /**
+     * The work alone: the same spawns without the gate, on the same pool.
+     *
+     * @param coro the pool
+     * @return the operations that ran
+     */
+    @Benchmark
+    public long workAlone(Pools.Coro coro) {
+        ran.reset();
+        coro.join(workAloneRoot, "GateKeyed.workAlone");
+        return check(0, 0, "(no gate)");
+    }
+
+    /**
+     * Guava: one virtual thread per operation runs {@code lock = striped.get(key); lock.lock(); try
+     * { work } finally { lock.unlock(); }} on {@code Striped.lock(1024)}. Two carriers.
+     *
+     * @param vt checks the carrier count
+     * @return the operations that ran
+     * @throws InterruptedException if interrupted
+     */
+    @Benchmark
+    public long stripedVt(Pools.Virtual vt) throws InterruptedException {
+        ran.reset();
+        Striped<Lock> striped = Striped.lock(1024);
+        int[] k = keyOf;
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        Runnable r = work;
+        Pools.Virtual.runAll(ops, () -> {
+            Lock lock = striped.get(k[next.getAndIncrement() % k.length]);
+            lock.lock();
+            try {
+                r.run();
+            } finally {
+                lock.unlock();
+            }
+        }, "GateKeyed.stripedVt");
+        return check(0, 0, "(striped)");
+    }
+
+    /**
+     * The hand-written idiom: a {@code ConcurrentHashMap<Integer, CompletableFuture<Void>>} whose
+     * {@code compute} chains each operation after the previous one of its key
+     * ({@code prev.thenRunAsync(work, pool)}), on a two-worker {@code ForkJoinPool}; then waits for
+     * every key's last future. Keeps one future per key ever used.
+     *
+     * @param fj the pool
+     * @return the operations that ran
+     */
+    @Benchmark
+    public long futureChain(Pools.ForkJoin fj) {
+        ran.reset();
+        ConcurrentHashMap<Integer, CompletableFuture<Void>> tails = new ConcurrentHashMap<>();
+        CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
+        Runnable r = work;
+        Watchdog.begin("GateKeyed.futureChain");
+        try {
+            for (int key : keyOf) {
+                tails.compute(key, (k, prev) -> (prev == null ? done : prev).thenRunAsync(r, fj.pool));
+            }
+            CompletableFuture.allOf(tails.values().toArray(CompletableFuture[]::new)).join();
+        } finally {
+            Watchdog.end();
+        }
+        return check(0, 0, "(future chain)");
+    }
+
+    /**
+     * kotlinx.coroutines: a {@code Mutex} per key in a {@code ConcurrentHashMap}
+     * ({@code computeIfAbsent}), one coroutine per operation, on the two-thread Default scheduler.
+     * Keeps one mutex per key ever used.
+     *
+     * @param kx the dispatcher
+     * @return the operations that ran
+     */
+    @Benchmark
+    public long kotlinx(Pools.Kotlinx kx) {
+        ran.reset();
+        Watchdog.begin("GateKeyed.kotlinx");
+        try {
+            KotlinxGatePeers.kotlinxMutexPerKey(keyOf, work, kx.dispatcher);
+        } finally {
+            Watchdog.end();
+        }
+        return check(0, 0, "(kotlinx)");
+    }
+
+    private long check(int left, int expected, String what) {
+        long count = ran.sum();
+        if (count != ops) {
+            throw new IllegalStateException("ran " + count + " operations, expected " + ops);
+        }
+        if (left != expected) {
+            throw new IllegalStateException(what + ": " + left + ", expected " + expected);
+        }
+        return count;
+    }
+}
