@@ -301,9 +301,9 @@ public final class KeyedSerialGate<K> {
                 return Task.cancelled();
             }
             KeyLane<K> e = join(key);
-            Task<Void> enter = waits ? e.enter : e.tryEnter;
+            Task<Void> enter = waits ? e.enter : e.tryEnter();
             Task<T> admitted = keySlots == null ? work : slot(e, waits).then(work);
-            return enter.then(admitted.andFinally(e.exit)).andFinally(() -> leave(e));
+            return enter.then(admitted.andFinally(e)).andFinally(() -> leave(e));
         });
     }
 
@@ -314,19 +314,19 @@ public final class KeyedSerialGate<K> {
                 return Task.cancelled();
             }
             KeyLane<K> e = join(key);
-            Task<Void> enter = waits ? e.enter : e.tryEnter;
+            Task<Void> enter = waits ? e.enter : e.tryEnter();
             Task<Void> admitted = keySlots == null ? enter
                     : enter.then(slot(e, waits).transform(o -> {
                         if (o instanceof Outcome.Value<Void>) {
                             return Task.value(null);
                         }
-                        e.exit.run(); // refused or cancelled at the slot: give the key back
+                        e.run(); // refused or cancelled at the slot: give the key back
                         return replay(o);
                     }));
             return admitted.transform(o -> {
                 if (o instanceof Outcome.Value<Void>) {
                     return Task.value(new Admission(() -> {
-                        e.exit.run();
+                        e.run();
                         leave(e);
                     }));
                 }
@@ -393,17 +393,26 @@ public final class KeyedSerialGate<K> {
     }
 
     /** One key's entry: its serial lane and its users (part 1). */
-    private static final class KeyLane<K> extends PermitLane {
+    private static final class KeyLane<K> extends PermitLane implements Runnable {
         final K key;
         volatile int users = 1;
         boolean hasSlot;
         final Task<Void> enter = Task.create(waitingDoor(null));
-        final Task<Void> tryEnter = Task.create(tryingDoor(null));
-        final Runnable exit = () -> release(1);
 
         KeyLane(K key) {
             super(1);
             this.key = key;
+        }
+
+        /** The trying door, built when a try needs it (most entries never do). */
+        Task<Void> tryEnter() {
+            return Task.create(tryingDoor(null));
+        }
+
+        /** Gives the key back: the exit of this entry's admitted operation. */
+        @Override
+        public void run() {
+            release(1);
         }
 
         boolean tryJoin() {
