@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.coro.Latches;
 import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
@@ -184,6 +186,48 @@ class KeyedSerialGateTest {
         }
         Admission other = gate.tryAcquire("b").join(); // every slot given back
         other.exit();
+        assertEquals(0, gate.activeKeys());
+        gate.closeAndCheck();
+    }
+
+    /** A key whose hashCode, on one chosen thread once armed, signals and then waits to be let go. */
+    private static final class PausingKey {
+        final CountDownLatch paused = new CountDownLatch(1);
+        final CountDownLatch resume = new CountDownLatch(1);
+        volatile Thread pauseOn;
+
+        @Override
+        public int hashCode() {
+            if (Thread.currentThread() == pauseOn) {
+                pauseOn = null;
+                paused.countDown();
+                Latches.await(resume);
+            }
+            return 7;
+        }
+    }
+
+    /**
+     * The killer of an entry pauses between its CAS 1 -> 0 and its removal from the map (inside the
+     * map's hashCode call); a newcomer of the same key finds the dead entry, helps remove it, and is
+     * admitted on a new one instead of waiting for the killer (found by mutation: a joiner that did
+     * not help spun until the killer's removal).
+     */
+    @Test
+    void aNewcomerHelpsRemoveADeadEntryInsteadOfWaitingForItsKiller() throws Exception {
+        KeyedSerialGate<PausingKey> gate = new KeyedSerialGate<>();
+        PausingKey key = new PausingKey();
+        Admission first = gate.acquire(key).join();
+        Thread killer = Thread.ofPlatform().start(() -> {
+            key.pauseOn = Thread.currentThread(); // its next hashCode is the killer's removal
+            first.exit();
+        });
+        key.paused.await();
+        Admission newcomer = gate.tryAcquire(key).join(); // the key is free: admitted at once
+        key.resume.countDown();
+        killer.join();
+        assertEquals(1, gate.activeKeys(), "the newcomer's entry");
+        newcomer.exit();
         assertEquals(0, gate.activeKeys());
         gate.closeAndCheck();
     }
