@@ -37,7 +37,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <p>{@code --memory} runs only {@link WaiterMemory} (retained heap per waiter on a held lock) in a
  * JVM of its own, passing it the remaining arguments; a run without a regex (the whole suite) runs
  * it too, after the JMH table. {@code --timers} ({@link Timers}) and {@code --echo}
- * ({@link EchoLoopback}), the EventLoop's plain-main measurements, work the same way.
+ * ({@link EchoLoopback}), the EventLoop's plain-main measurements, and {@code --keyed-memory}
+ * ({@link KeyedMemory}, retained heap per idle key of the keyed gate and its peers) work the same way.
  */
 public final class Compare {
     /** The implementation every other one in its workload is compared with. */
@@ -125,6 +126,10 @@ public final class Compare {
                 jmhArgs.add("--quick");
             }
             System.exit(runMain(Timers.class, jmhArgs));
+            return;
+        }
+        if (jmhArgs.remove("--keyed-memory")) { // the rest are KeyedMemory's own (--keys N)
+            System.exit(runMain(KeyedMemory.class, jmhArgs));
             return;
         }
         if (jmhArgs.remove("--echo")) { // the rest are EchoLoopback's own
