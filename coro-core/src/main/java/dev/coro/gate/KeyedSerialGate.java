@@ -70,62 +70,78 @@ public final class KeyedSerialGate<K> {
     /* Implementation overview.
      *
      * 1. Representation.
-     *    lanes (ConcurrentHashMap<K, KeyLane>): the live entry of each key in use.
-     *    KeyLane: a serial permit lane (PermitLane(1): the key's FIFO line and hand-off) plus
-     *      users (volatile int): the operations that joined the entry and have not left it (queued,
-     *        admitted, or between the two); 0 means dead, for ever. A new entry starts at 1.
+     *    lanes (ConcurrentHashMap<K, Entry>): the live entry of each key in use.
+     *    Entry:
+     *      users (volatile int): the operations that joined the entry and have not left it (the
+     *        holder, and the joiners queued behind it or between the two); 0 means dead, for ever.
+     *        A new entry starts at 1: its placer, which holds the key at once.
+     *      lane (volatile KeyLane, null until the first joiner): a serial permit lane (PermitLane(1):
+     *        the key's FIFO line and hand-off), installed by a joiner with its one unit already taken
+     *        on behalf of the holder of that moment. So a key used by one operation at a time costs
+     *        an entry and no engine; only a key that someone waits for gets a lane.
      *      hasSlot (plain boolean, bounded gates only): the entry holds a slot of keySlots. Written
-     *        only by the entry's admitted operation (the lane orders them) and read by the entry's
-     *        killer (see T3), after every other user's last write of it.
+     *        only by the holder and read by the entry's killer (T4), after every other user's last
+     *        write of it.
      *    keySlots (PermitLane(maxConcurrentKeys), or null): the bound on keys holding a slot.
      *    closed (volatile boolean).
      *
      * 2. Transitions (of one operation with key k).
-     *    T1 join: e = lanes.get(k); none: putIfAbsent a fresh entry (users 1): placed, done, else e is
-     *       the entry another thread placed. Then CAS e.users n -> n + 1 for n >= 1: joined. Seen 0:
-     *       e is dead and being removed by its killer; lanes.remove(k, e) (helping; removes only that
-     *       entry) and start over.
-     *    T2 pass: the lane's door (waiting or trying); then, bounded and without hasSlot, keySlots'
-     *       door, holding the lane meanwhile; then the work; then the lane's release. A refusal or
-     *       cancellation at the slot releases the lane.
-     *    T3 leave (on every path, after T2): CAS e.users n -> n - 1 for n >= 2; or n == 1: CAS 1 -> 0:
-     *       this operation is the killer: lanes.remove(k, e) and, if e.hasSlot, keySlots.release(1).
-     *    close: closed = true; full fence; close every entry's lane and keySlots.
+     *    T1 place: putIfAbsent a fresh entry (users 1): if there was none, placed, and it holds the
+     *       key. A try only ever places: it finds a live entry "in use" and completes cancelled.
+     *    T2 join: a live entry e: install e.lane if null (CAS null -> a lane with its unit taken),
+     *       then CAS e.users n -> n + 1 for n >= 1: joined; it waits in e.lane's door for the key.
+     *       Seen 0: e is dead and being removed by its killer: lanes.remove(k, e) (helping; removes
+     *       only that entry) and start over at T1.
+     *    T3 hold: the holder takes a slot of keySlots if bounded and e has none (holding the key
+     *       meanwhile), then runs its work.
+     *    T4 exit (the holder, on every path): users == 1 and CAS 1 -> 0: it is the killer:
+     *       lanes.remove(k, e) and, if e.hasSlot, keySlots.release(1). Otherwise someone joined:
+     *       e.lane.release(1) hands the key on (to the oldest waiter, or to the next joiner to arrive
+     *       at the lane), then leave.
+     *    T5 leave (a joiner whose wait ended without the key, or the holder after T4's hand-off):
+     *       CAS users n -> n - 1 for n >= 2; at n == 1, CAS 1 -> 0 and kill as in T4.
+     *    close: closed = true; full fence; close every entry's lane, and keySlots.
      *
-     * 3. Linearization points. join: the putIfAbsent that placed the entry, or the users CAS. The
-     *    entry's death: the CAS 1 -> 0 (after it no CAS n -> n + 1 can succeed, so no operation ever
-     *    uses a dead entry's lane, and the map removal that follows only hides it from later
-     *    lookups). Admission: the lane's (PermitLane overview).
+     * 3. Linearization points. Placing: the putIfAbsent. Joining: the users CAS. Admission of a
+     *    joiner: the lane's (PermitLane overview). The entry's death: the CAS 1 -> 0 (after it no CAS
+     *    n -> n + 1 can succeed, so no operation ever uses a dead entry, and the removal that follows
+     *    only hides it from later lookups).
      *
      * 4. Invariants.
-     *    K1 (mutual exclusion per key): at most one operation of key k is admitted. Operations of k
-     *       that overlap in time joined the same entry: an entry is removed only once dead, and dead
-     *       only when no operation uses it, so an operation that joins while another of k is in its
-     *       T2 finds that one's entry (live: users >= 1) in the map. The entry's serial lane admits
-     *       one at a time.
+     *    K1 (mutual exclusion per key): at most one operation of key k holds it. Operations of k that
+     *       overlap in time use the same entry: an entry is removed only once dead, and dead only
+     *       when no operation uses it, so an operation that arrives while another of k is in its T3
+     *       finds that one's entry (live) in the map. Within an entry: while it has no lane it has one
+     *       user, the holder (a joiner installs the lane before joining); once it has one, the lane's
+     *       one unit is the key, first taken for the holder of that moment, then handed on by T4.
      *    K2 (no stranding): nobody waits on a dead entry: joining it fails (users 0), and the killer
-     *       is the last user, so no one else is queued on its lane.
+     *       is the last user, so no one else is queued on its lane. A holder that sees another user
+     *       releases the lane's unit, which the lane hands to that user when it arrives at the door
+     *       (or to a later one, if it leaves first).
      *    K3 (no leak): an entry is in the map iff it is live, up to the killer's removal after its CAS
      *       (and helpers remove it too). So when no operation is in flight, the map is empty.
-     *    K4 (slots): an entry holds at most one slot, from the admission that took it to its death.
+     *    K4 (slots): an entry holds at most one slot, from the holder that took it to its death.
      *
-     * 5. Memory ordering. users is only touched by volatile CAS and reads, totally ordered: the
-     *    killer's CAS 1 -> 0 comes after every other user's decrement, each after that user's writes
-     *    of hasSlot, so the killer reads the last one. hasSlot between admitted operations: the lane's
-     *    hand-off orders them. close: closed is written, then a full fence, then the map is read; a
-     *    joiner writes the map (putIfAbsent, or the users CAS on an entry found there) and then reads
-     *    closed: by Dekker's argument either the joiner sees closed and closes its own entry's lane,
-     *    or close's iteration sees the entry and closes its lane; both are idempotent.
+     * 5. Memory ordering. users and lane are volatile and touched by CAS or volatile reads. A joiner
+     *    installs the lane (CAS) before its users CAS, and the holder reads users before lane: a
+     *    holder that sees users >= 2 sees the lane. The killer's CAS 1 -> 0 comes after every other
+     *    user's decrement, each after that user's writes of hasSlot, so the killer reads the last
+     *    one; between holders the lane's hand-off orders them. close: an arrival that read the gate
+     *    open comes before close; a placer then holds the key (no one waits for it), but a joiner may
+     *    install a lane that close's iteration missed. So closed is written, then a full fence, then
+     *    each entry's lane is read; a joiner writes the lane and users and then reads closed again:
+     *    by Dekker's argument either it sees closed and closes its lane itself, or close sees the
+     *    lane. Lane close is idempotent.
      *
-     * 6. Progress. join and leave are lock-free apart from the map's short bin locks: a CAS on users
-     *    fails only when another operation's succeeded; a join retries only past a dead entry, which
-     *    its killer (or the joiner itself) removes. Waiting is the lane's (and keySlots').
+     * 6. Progress. Placing, joining and leaving are lock-free apart from the map's short bin locks: a
+     *    CAS on users fails only when another operation's succeeded; an arrival retries only past a
+     *    dead entry, which it removes itself. Waiting is the lane's (and keySlots').
      *
-     * 7. Cancellation: the lane's and keySlots' own; leave runs on every path (an andFinally around
-     *    the whole pass), so a cancelled waiter always gives up its use of the entry.
+     * 7. Cancellation: the lane's and keySlots' own; a joiner whose wait ends without the key leaves
+     *    (T5), and the holder exits on every path of its work (an andFinally), so no user is lost.
      */
 
-    private final ConcurrentHashMap<K, KeyLane<K>> lanes = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<K, Entry<K>> lanes = new ConcurrentHashMap<>();
     private final PermitLane keySlots;
     private final Task<Void> takeSlot;
     private final Task<Void> tryTakeSlot;
@@ -239,9 +255,12 @@ public final class KeyedSerialGate<K> {
      */
     public void close() {
         closed = true;
-        VarHandle.fullFence(); // Dekker with a joiner's map write and read of closed (part 5)
-        for (KeyLane<K> e : lanes.values()) {
-            e.close();
+        VarHandle.fullFence(); // Dekker with a joiner's lane and users writes and its read of closed (part 5)
+        for (Entry<K> e : lanes.values()) {
+            KeyLane<K> lane = e.lane;
+            if (lane != null) {
+                lane.close(); // waiters are only in lanes: a lane-less entry has just its holder
+            }
         }
         if (keySlots != null) {
             keySlots.close();
@@ -257,8 +276,9 @@ public final class KeyedSerialGate<K> {
     public void closeAndCheck() {
         close();
         long admitted = 0;
-        for (KeyLane<K> e : lanes.values()) {
-            admitted += e.closeAndCountAdmitted();
+        for (Entry<K> e : lanes.values()) {
+            KeyLane<K> lane = e.lane;
+            admitted += lane != null ? lane.closeAndCountAdmitted() : (e.users > 0 ? 1 : 0);
         }
         if (admitted != 0) {
             throw new IllegalStateException("closeAndCheck: " + admitted
@@ -297,47 +317,54 @@ public final class KeyedSerialGate<K> {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(work, "work");
         return Task.defer(() -> {
-            if (closed) {
-                return Task.cancelled();
+            Object arrival = arrive(key, waits);
+            if (arrival == null) {
+                return Task.cancelled(); // closed, or a try that found the key in use
             }
-            KeyLane<K> e = join(key);
-            Task<Void> enter = waits ? e.enter : e.tryEnter();
-            Task<T> admitted = keySlots == null ? work : slot(e, waits).then(work);
-            return enter.then(admitted.andFinally(e)).andFinally(() -> leave(e));
+            if (arrival instanceof KeyLane<?> joined) {
+                Entry<K> e = entryOf(joined);
+                Task<T> admitted = gated(e, work, waits).andFinally(() -> exit(e));
+                return joined.enter.transform(o -> o instanceof Outcome.Value<Void> ? admitted : leave(e, o));
+            }
+            Entry<K> e = placed(arrival);
+            return gated(e, work, waits).andFinally(() -> exit(e));
         });
     }
 
     private Task<Admission> admission(K key, boolean waits) {
         Objects.requireNonNull(key, "key");
         return Task.defer(() -> {
-            if (closed) {
+            Object arrival = arrive(key, waits);
+            if (arrival == null) {
                 return Task.cancelled();
             }
-            KeyLane<K> e = join(key);
-            Task<Void> enter = waits ? e.enter : e.tryEnter();
-            Task<Void> admitted = keySlots == null ? enter
-                    : enter.then(slot(e, waits).transform(o -> {
-                        if (o instanceof Outcome.Value<Void>) {
-                            return Task.value(null);
-                        }
-                        e.run(); // refused or cancelled at the slot: give the key back
-                        return replay(o);
-                    }));
-            return admitted.transform(o -> {
+            Entry<K> e;
+            Task<Void> held;
+            if (arrival instanceof KeyLane<?> joined) {
+                e = entryOf(joined);
+                held = joined.enter.transform(o -> o instanceof Outcome.Value<Void> ? Task.value(null) : leave(e, o));
+            } else {
+                e = placed(arrival);
+                held = Task.value(null);
+            }
+            Task<Void> slotted = keySlots == null ? held : held.then(slot(e, waits).transform(o -> {
                 if (o instanceof Outcome.Value<Void>) {
-                    return Task.value(new Admission(() -> {
-                        e.run();
-                        leave(e);
-                    }));
+                    return Task.value(null);
                 }
-                leave(e);
+                exit(e); // refused or cancelled at the slot: give the key back
                 return replay(o);
-            });
+            }));
+            return slotted.map(ignored -> new Admission(() -> exit(e)));
         });
     }
 
+    /** {@code work}, after taking a bounded gate's slot for entry {@code e} if it has none (T2). */
+    private <T> Task<T> gated(Entry<K> e, Task<T> work, boolean waits) {
+        return keySlots == null ? work : slot(e, waits).then(work);
+    }
+
     /** A bounded gate's slot for entry {@code e}, taken by its first admitted operation (T2). */
-    private Task<Void> slot(KeyLane<K> e, boolean waits) {
+    private Task<Void> slot(Entry<K> e, boolean waits) {
         return Task.defer(() -> e.hasSlot ? Task.value(null) : (waits ? takeSlot : tryTakeSlot).map(ignored -> {
             e.hasSlot = true;
             return null;
@@ -351,68 +378,95 @@ public final class KeyedSerialGate<K> {
         return Task.cancelled();
     }
 
-    /** T1: the live entry of {@code key}, joined. */
-    private KeyLane<K> join(K key) {
-        KeyLane<K> e;
+    @SuppressWarnings("unchecked")
+    private static <K> Entry<K> entryOf(KeyLane<?> lane) {
+        return (Entry<K>) lane.entry;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <K> Entry<K> placed(Object arrival) {
+        return (Entry<K>) arrival;
+    }
+
+    /**
+     * T1 (and T2's first step): the arrival of an operation with {@code key}: the {@link Entry} it
+     * placed (it holds the key now), the {@link KeyLane} of the live entry it joined (it waits there),
+     * or null: the gate is closed, or a try found the key in use.
+     */
+    private Object arrive(K key, boolean waits) {
+        if (closed) {
+            return null;
+        }
         for (;;) {
-            e = lanes.get(key);
+            Entry<K> fresh = new Entry<>(key); // most arrivals place one: one map operation, no lookup first
+            Entry<K> e = lanes.putIfAbsent(key, fresh);
             if (e == null) {
-                KeyLane<K> fresh = new KeyLane<>(key);
-                e = lanes.putIfAbsent(key, fresh);
-                if (e == null) {
-                    e = fresh;
-                    break;
-                }
+                return fresh; // it read the gate open: it comes before close, and holds the key
             }
-            if (e.tryJoin()) {
-                break;
+            if (!waits) { // a try queues on nobody
+                if (e.users > 0) {
+                    return null;
+                }
+            } else {
+                KeyLane<K> lane = e.laneForJoiners();
+                if (e.tryJoin()) {
+                    if (closed) {
+                        lane.close(); // close's iteration may have missed the lane (part 5)
+                    }
+                    return lane;
+                }
             }
             lanes.remove(key, e); // dead: its killer removes it too; help, then look again
         }
-        if (closed) {
-            e.close(); // close's iteration may have missed it (part 5)
-        }
-        return e;
     }
 
-    /** T3: leaves entry {@code e}; the last user removes it and gives back its slot. */
-    private void leave(KeyLane<K> e) {
+    /** T3, the holder: gives the key to the next user through the lane, or kills the entry if alone. */
+    private void exit(Entry<K> e) {
+        if (e.users == 1 && USERS.compareAndSet(e, 1, 0)) {
+            kill(e);
+            return;
+        }
+        e.lane.release(1); // another user joined: it installed the lane before joining (part 5)
+        leave(e);
+    }
+
+    /** T3, a user that is not (or no longer) the holder: the last one kills the entry. */
+    private void leave(Entry<K> e) {
         for (int n = e.users; ; n = e.users) {
             if (n > 1) {
                 if (USERS.compareAndSet(e, n, n - 1)) {
                     return;
                 }
             } else if (USERS.compareAndSet(e, 1, 0)) {
-                lanes.remove(e.key, e);
-                if (e.hasSlot) {
-                    keySlots.release(1);
-                }
+                kill(e);
                 return;
             }
         }
     }
 
-    /** One key's entry: its serial lane and its users (part 1). */
-    private static final class KeyLane<K> extends PermitLane implements Runnable {
+    private <T> Task<T> leave(Entry<K> e, Outcome<?> notAdmitted) {
+        leave(e);
+        return replay(notAdmitted);
+    }
+
+    /** The entry is dead (users 0): out of the map, and its slot back. */
+    private void kill(Entry<K> e) {
+        lanes.remove(e.key, e);
+        if (e.hasSlot) {
+            keySlots.release(1);
+        }
+    }
+
+    /** One key's entry (part 1). */
+    private static final class Entry<K> {
         final K key;
         volatile int users = 1;
+        /** The lane joiners wait in; null until the first joiner installs it. */
+        volatile KeyLane<K> lane;
         boolean hasSlot;
-        final Task<Void> enter = Task.create(waitingDoor(null));
 
-        KeyLane(K key) {
-            super(1);
+        Entry(K key) {
             this.key = key;
-        }
-
-        /** The trying door, built when a try needs it (most entries never do). */
-        Task<Void> tryEnter() {
-            return Task.create(tryingDoor(null));
-        }
-
-        /** Gives the key back: the exit of this entry's admitted operation. */
-        @Override
-        public void run() {
-            release(1);
         }
 
         boolean tryJoin() {
@@ -423,13 +477,42 @@ public final class KeyedSerialGate<K> {
             }
             return false;
         }
+
+        /** The entry's lane, installed by the first joiner with its one unit taken by the holder. */
+        KeyLane<K> laneForJoiners() {
+            KeyLane<K> l = lane;
+            if (l == null) {
+                KeyLane<K> fresh = new KeyLane<>(this);
+                l = (KeyLane<K>) LANE.compareAndExchange(this, (KeyLane<K>) null, fresh);
+                if (l == null) {
+                    l = fresh;
+                }
+            }
+            return l;
+        }
+    }
+
+    /** An entry's serial lane, whose one unit the entry's holder has when it is installed. */
+    private static final class KeyLane<K> extends PermitLane {
+        final Entry<K> entry;
+        final Task<Void> enter = Task.create(waitingDoor(null));
+
+        KeyLane(Entry<K> entry) {
+            super(1);
+            this.entry = entry;
+            boolean taken = tryEnterNow(null); // the holder's unit: not yet shared, so it succeeds
+            assert taken;
+        }
     }
 
     private static final VarHandle USERS;
+    private static final VarHandle LANE;
 
     static {
         try {
-            USERS = MethodHandles.lookup().findVarHandle(KeyLane.class, "users", int.class);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            USERS = lookup.findVarHandle(Entry.class, "users", int.class);
+            LANE = lookup.findVarHandle(Entry.class, "lane", KeyLane.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
