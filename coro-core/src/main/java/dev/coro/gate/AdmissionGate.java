@@ -94,6 +94,14 @@ abstract class AdmissionGate {
         }
     }
 
+    /** A gate's capacity argument, checked: {@code capacity <= 0} is an IllegalArgumentException. */
+    static int checkCapacity(int capacity) {
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("capacity must be positive, got " + capacity);
+        }
+        return capacity;
+    }
+
     // ---- close ----
 
     /**

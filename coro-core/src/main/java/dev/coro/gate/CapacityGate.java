@@ -58,13 +58,6 @@ public final class CapacityGate extends SingleDoorGate {
         super(new PermitLane(checkCapacity(capacity)));
     }
 
-    private static int checkCapacity(int capacity) {
-        if (capacity <= 0) {
-            throw new IllegalArgumentException("capacity must be positive, got " + capacity);
-        }
-        return capacity;
-    }
-
     /**
      * Returns the capacity.
      *

@@ -108,13 +108,6 @@ public final class DeadlineGate extends AdmissionGate {
         this.clock = clock;
     }
 
-    private static int checkCapacity(int capacity) {
-        if (capacity <= 0) {
-            throw new IllegalArgumentException("capacity must be positive, got " + capacity);
-        }
-        return capacity;
-    }
-
     /**
      * Returns the gate's clock: the time deadlines are points on.
      *

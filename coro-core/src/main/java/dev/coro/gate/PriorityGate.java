@@ -104,13 +104,6 @@ public final class PriorityGate extends AdmissionGate {
         this.agingStepNanos = step;
     }
 
-    private static int checkCapacity(int capacity) {
-        if (capacity <= 0) {
-            throw new IllegalArgumentException("capacity must be positive, got " + capacity);
-        }
-        return capacity;
-    }
-
     private static long checkStep(Duration agingStep) {
         Objects.requireNonNull(agingStep, "agingStep");
         if (agingStep.isNegative() || agingStep.isZero()) {
