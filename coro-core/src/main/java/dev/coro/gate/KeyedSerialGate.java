@@ -323,11 +323,11 @@ public final class KeyedSerialGate<K> {
             }
             if (arrival instanceof KeyLane<?> joined) {
                 Entry<K> e = entryOf(joined);
-                Task<T> admitted = gated(e, work, waits).andFinally(() -> exit(e));
+                Task<T> admitted = gated(e, work, waits).andFinally(e);
                 return joined.enter.transform(o -> o instanceof Outcome.Value<Void> ? admitted : leave(e, o));
             }
             Entry<K> e = placed(arrival);
-            return gated(e, work, waits).andFinally(() -> exit(e));
+            return gated(e, work, waits).andFinally(e);
         });
     }
 
@@ -354,7 +354,7 @@ public final class KeyedSerialGate<K> {
                 exit(e); // refused or cancelled at the slot: give the key back
                 return replay(o);
             }));
-            return slotted.map(ignored -> new Admission(() -> exit(e)));
+            return slotted.map(ignored -> new Admission(e));
         });
     }
 
@@ -398,7 +398,7 @@ public final class KeyedSerialGate<K> {
             return null;
         }
         for (;;) {
-            Entry<K> fresh = new Entry<>(key); // most arrivals place one: one map operation, no lookup first
+            Entry<K> fresh = new Entry<>(this, key); // most arrivals place one: one map operation, no lookup first
             Entry<K> e = lanes.putIfAbsent(key, fresh);
             if (e == null) {
                 return fresh; // it read the gate open: it comes before close, and holds the key
@@ -457,16 +457,23 @@ public final class KeyedSerialGate<K> {
         }
     }
 
-    /** One key's entry (part 1). */
-    private static final class Entry<K> {
+    /** One key's entry (part 1); as a Runnable, its holder's exit (T4). */
+    private static final class Entry<K> implements Runnable {
+        final KeyedSerialGate<K> gate;
         final K key;
         volatile int users = 1;
         /** The lane joiners wait in; null until the first joiner installs it. */
         volatile KeyLane<K> lane;
         boolean hasSlot;
 
-        Entry(K key) {
+        Entry(KeyedSerialGate<K> gate, K key) {
+            this.gate = gate;
             this.key = key;
+        }
+
+        @Override
+        public void run() {
+            gate.exit(this);
         }
 
         boolean tryJoin() {
