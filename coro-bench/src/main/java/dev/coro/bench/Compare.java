@@ -103,7 +103,10 @@ public final class Compare {
             new Workload(GateBudget.class, "gate-budget", List.of("ops"), "op",
                     List.of("coro", "semaphoreFairVt", "workAlone"), "workAlone", Map.of()),
             new Workload(GatePriority.class, "gate-priority", List.of("tasks"), "task",
-                    List.of("coro", "coroDeadline", "coroCapacity", "queueVt")));
+                    List.of("coro", "coroDeadline", "coroCapacity", "queueVt")),
+            new Workload(GateRate.class, "gate-rate", List.of("ops"), "admission",
+                    List.of("coro", "guavaVt", "resilience4jVt", "workAlone", "vtWorkAlone"),
+                    "workAlone", Map.of("guavaVt", "vtWorkAlone", "resilience4jVt", "vtWorkAlone")));
 
     private Compare() {}
 

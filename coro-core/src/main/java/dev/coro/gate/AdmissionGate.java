@@ -87,6 +87,21 @@ abstract class AdmissionGate {
             return tryEnter().then(work.andFinally(exit));
         }
 
+        /**
+         * Waits for admission, then runs {@code work}; nothing is given back when it ends: a rule of
+         * time (a rate) spends what it admits.
+         */
+        <T> Task<T> spendThen(Task<T> work) {
+            Objects.requireNonNull(work, "work");
+            return enter.then(work);
+        }
+
+        /** As {@link #spendThen}, only if admitted immediately; else completes cancelled. */
+        <T> Task<T> trySpendThen(Task<T> work) {
+            Objects.requireNonNull(work, "work");
+            return tryEnter().then(work);
+        }
+
         /** The blocking door: {@code within(Task.fromCallable(body)).join()}. */
         <T> T call(Callable<? extends T> body) {
             Objects.requireNonNull(body, "body");

@@ -66,14 +66,17 @@ public abstract class AdmissionEngine {
      *         ruleSignal, ruleDeparted);
      *       if close was requested and not applied: exchange the intake for CLOSED, abandon every
      *         waiter of the order and the intake, disarm the timer (I4);
-     *       if a deadline has passed: reject each expired waiter (TimeoutException) and re-arm;
+     *       if a deadline has passed (or the rule's ready time has come): reject each expired waiter
+         (TimeoutException) and re-arm;
      *       take arrivals: exchange the intake for OPEN and move its waiters, in arrival order, into
      *         the order (and the expiry heap; ruleArrived for each), when the rule watches arrivals,
      *         or when the order is empty and the rule has room (I5), or, for a keyed order, before
      *         every decision (an arrival queued before it may rank first);
      *       offer: the order's first waiter: drop it if settled, abandon it if its token fired,
      *         expire it if its deadline has passed by the clock (its timer may be late), else
-     *         ruleTryEnter(tag); refused: stop (I2); admitted: remove it and admit it.
+     *         ruleTryEnter(tag); refused: stop (I2), and with a clock arm the timer for the rule's
+         ruleReadyAt(tag) too (a rule of time), or, if that time has passed meanwhile, go on with
+         the pass (expiry, then the offer again); admitted: remove it and admit it.
      *       Before a resumption (admit, abandon, reject) on a thread that runs no trampoline item,
      *       the drain moves into the thread's trampoline, still owning, unless the admission leaves
      *       the rule full with one admitted (part 8).
@@ -170,9 +173,11 @@ public abstract class AdmissionEngine {
      *    ruleCanEnter()      could some waiter be admitted now? (the engine takes arrivals only then)
      *    ruleLeave(w)        weights given back: exits, undone admissions (sums of ruleWeight)
      *    ruleAdmitted()      admissions outstanding (closeAndCheck)
-     *    optional: ruleUndo(tag), ruleSignal(n), ruleDeparted(w), ruleArrived(tag) (with
-     *    watchesArrivals; it may stamp the waiter with a new tag), and the pure functions of a tag,
-     *    called on any thread: ruleWeight, ruleDeadline (with a TimeSource), ruleTimeout.
+     *    optional: ruleUndo(tag), ruleSignal(n), ruleDeparted(w), ruleArrived(tag) (every taken
+     *    arrival; it may stamp the waiter with a new tag), ruleReadyAt(tag) (with a TimeSource: when
+     *    a refused waiter could be admitted by time alone, for a rule of time), and the pure
+     *    functions of a tag, called on any thread: ruleWeight, ruleDeadline (with a TimeSource),
+     *    ruleTimeout.
      *    A departure reaches ruleDeparted a moment after the waiter settled: the owner may meet
      *    (and drop) the settled waiter first. A rule whose decisions count waiters must not let a
      *    later waiter take a departed one's place meanwhile: stamp arrivals (ruleArrived) and decide
@@ -301,7 +306,8 @@ public abstract class AdmissionEngine {
 
     /**
      * A waiter with {@code tag} has arrived (it is now in the order); called in arrival order, for
-     * every live arrival, only if the engine watches arrivals. Returns the tag the waiter keeps from
+     * every arrival the owner takes (at once in an engine that watches arrivals or has a clock;
+     * otherwise when the rule has room), before its deadline is read. Returns the tag the waiter keeps from
      * now on: the rule may stamp each arrival (with the boundary it counts toward, its arrival time),
      * so that a later decision about that waiter does not depend on which other waiters are still
      * live. The new tag must have the same {@link #ruleWeight} (a departing thread may read either).
@@ -332,6 +338,21 @@ public abstract class AdmissionEngine {
      * @return the deadline in nanoseconds, or {@link #NO_DEADLINE}
      */
     protected long ruleDeadline(Object tag) {
+        return NO_DEADLINE;
+    }
+
+    /**
+     * A rule of time (a rate, a throttle) has just refused a waiter with {@code tag}: returns the
+     * earliest time on the engine's {@link TimeSource} clock at which it could admit that waiter if
+     * nothing else changes, or {@link #NO_DEADLINE} if only a release, a signal or a departure can
+     * change the answer (the default). The engine wakes itself then (its one timer serves this and
+     * the waiters' deadlines) and offers the first waiter again. Must be later than the time the
+     * refusal read, so that the offer then admits. Owner only; used only with a clock.
+     *
+     * @param tag the refused waiter's tag
+     * @return when to offer again, or {@link #NO_DEADLINE}
+     */
+    protected long ruleReadyAt(Object tag) {
         return NO_DEADLINE;
     }
 
@@ -735,6 +756,12 @@ public abstract class AdmissionEngine {
                 continue; // its deadline passed before its timer fired: expired, never admitted
             }
             if (!ruleTryEnter(w.tag())) {
+                if (expiry != null) {
+                    expiry.retryAt(ruleReadyAt(w.tag())); // a rule of time: wake when it could admit w
+                    if (expiry.due()) {
+                        continue; // that time passed while the rule decided (or the timer fired): again now
+                    }
+                }
                 if (order.blocksLaterArrivals()) {
                     return takesEveryArrival ? ROOM : NO_ROOM; // I2: the first waiter blocks the later ones
                 }
@@ -759,14 +786,12 @@ public abstract class AdmissionEngine {
         while (w != null) {
             WaitNode next = WaitQueue.next(w);
             order.add(w);
+            w.tag(ruleArrived(w.tag())); // owner only from here on (a departing thread reads the weight)
             if (expiry != null) {
-                long deadline = ruleDeadline(w.tag());
+                long deadline = ruleDeadline(w.tag()); // of the stamped tag: the rule may have judged it
                 if (deadline != NO_DEADLINE) {
                     expiry.add(w, deadline);
                 }
-            }
-            if (watchesArrivals) {
-                w.tag(ruleArrived(w.tag())); // owner only from here on (a departing thread reads the weight)
             }
             w = next;
         }
@@ -823,7 +848,7 @@ public abstract class AdmissionEngine {
 
     /**
      * Owner only: the waiters with a deadline, in a heap by deadline, and the one timer, armed for
-     * the earliest. A waiter stays in the heap when it is admitted or departs, until it surfaces or
+     * the earliest of those deadlines and the rule's ready time (ruleReadyAt). A waiter stays in the heap when it is admitted or departs, until it surfaces or
      * the heap is purged (WaitOrder's purging).
      */
     private final class Expiry {
@@ -854,6 +879,21 @@ public abstract class AdmissionEngine {
 
         boolean due() {
             return passed || pendingExpiry != 0;
+        }
+
+        /**
+         * The rule refused the first waiter until {@code at}: wake then (part 2's offer). Nothing
+         * to remember: every pass that the timer starts offers the first waiter again, and a refusal
+         * then arms the timer anew.
+         */
+        void retryAt(long at) {
+            if (at < armedAt) {
+                if (at <= clock.nanoTime()) {
+                    passed = true; // already there: offer again in this drain
+                } else {
+                    arm(at);
+                }
+            }
         }
 
         /**

@@ -456,4 +456,81 @@ class AdmissionEngineTest {
         assertEquals(10, budget.freePermits());
         assertInstanceOf(Outcome.Value.class, budget.enter(Ask.weight(10)).outcome().join());
     }
+
+    // ---- rules of time (ruleReadyAt) ----
+
+    /** A rule of time: admits one waiter at a time, each once the clock reads {@code opensAt}. */
+    static final class OpensAt extends AdmissionEngine {
+        final ManualClock clock;
+        long opensAt;
+        /** Moves the clock right after the queued waiter's refusal read it, as another thread's tick would. */
+        long moveAfterRefusal;
+        private int refusals;
+
+        OpensAt(ManualClock clock, long opensAt) {
+            super(WaitOrder.arrival(), false, clock);
+            this.clock = clock;
+            this.opensAt = opensAt;
+        }
+
+        @Override
+        protected boolean ruleTryEnter(Object tag) {
+            if (clock.nanoTime() >= opensAt) {
+                return true;
+            }
+            if (++refusals == 2) { // the first is the fast path's, the second the queued waiter's
+                clock.moveWithoutTimers(moveAfterRefusal);
+            }
+            return false;
+        }
+
+        @Override
+        protected long ruleReadyAt(Object tag) {
+            return opensAt;
+        }
+
+        @Override
+        protected boolean ruleCanEnter() {
+            return clock.nanoTime() >= opensAt;
+        }
+
+        @Override
+        protected void ruleLeave(long released) {}
+
+        @Override
+        protected long ruleAdmitted() {
+            return 0;
+        }
+    }
+
+    @Test
+    void aRuleOfTimeIsOfferedAgainByTheOneTimerAtItsReadyTime() {
+        ManualClock clock = new ManualClock();
+        OpensAt rule = new OpensAt(clock, 100);
+        CompletableFuture<Void> a = Task.<Void>create(rule.waitingDoor(null)).toCompletableFuture();
+        CompletableFuture<Void> b = Task.<Void>create(rule.waitingDoor(null)).toCompletableFuture();
+        assertEquals(1, clock.pending(), "one timer, for the first waiter's ready time");
+        clock.advance(99);
+        assertWaiting(a, "offered before its ready time");
+        clock.advance(1);
+        assertAdmitted(a, "not offered again at its ready time");
+        assertAdmitted(b, "the rule admits the next one too");
+        assertEquals(0, clock.pending());
+    }
+
+    /**
+     * The clock moves past the ready time between the rule's refusal and the engine's arming of the
+     * timer (another thread's tick): the engine must offer the waiter again in the same drain, since
+     * no timer would fire for a time already past. Found by this test: the pass returned after the
+     * refusal and left the "passed" mark to nobody, and the waiter stayed queued with no timer armed.
+     */
+    @Test
+    void aReadyTimeAlreadyPassedWhenArmedIsOfferedAgainAtOnce() {
+        ManualClock clock = new ManualClock();
+        OpensAt rule = new OpensAt(clock, 5);
+        rule.moveAfterRefusal = 10;
+        CompletableFuture<Void> a = Task.<Void>create(rule.waitingDoor(null)).toCompletableFuture();
+        assertAdmitted(a, "stranded: its ready time passed before the timer was armed");
+        assertEquals(0, clock.pending());
+    }
 }

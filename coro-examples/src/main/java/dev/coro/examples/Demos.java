@@ -43,9 +43,10 @@ public final class Demos {
         demos.put("decode", () -> futureGates(tour -> tour.imageDecoding(200, 64)));
         demos.put("priority", () -> futureGates(tour -> tour.interactiveOverBatch(20, 5)));
         demos.put("deadline", () -> futureGates(tour -> tour.deadlineService(40)));
+        demos.put("rate", () -> futureGates(tour -> tour.rateLimitedClient(300)));
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
-                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline)");
+                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate)");
             return;
         }
         String[] names = args.length == 0 ? ALL : args;

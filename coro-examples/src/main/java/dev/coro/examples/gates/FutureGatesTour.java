@@ -5,6 +5,7 @@ import dev.coro.gate.BudgetGate;
 import dev.coro.gate.DeadlineGate;
 import dev.coro.gate.KeyedSerialGate;
 import dev.coro.gate.PriorityGate;
+import dev.coro.gate.RateGate;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.task.Outcome;
@@ -49,6 +50,7 @@ public final class FutureGatesTour {
         imageDecoding(200, 64);
         interactiveOverBatch(20, 5);
         deadlineService(40);
+        rateLimitedClient(300);
     }
 
     private void line(String text) {
@@ -273,5 +275,55 @@ public final class FutureGatesTour {
                 + timeoutMs + " ms without taking a slot, " + admittedLate.get() + " admitted after their deadline");
         service.closeAndCheck();
         return new Deadlines(requests, served.get(), timedOut.get(), admittedLate.get(), lastMs, timeoutMs);
+    }
+
+    // ---- rate gate ----
+
+    /** What {@link #rateLimitedClient(int)} saw. */
+    public record RateLimited(int requests, List<Integer> perSecond, int mostInAnySecond, long lastAdmittedMs) {}
+
+    /**
+     * An API client limited to 50 requests per second with bursts of 10: all requests are issued at
+     * once, and the gate admits the burst at once and then one request every 20 ms, without a thread
+     * waiting. It runs on virtual time, so the counts are exact: no sliding second ever holds more
+     * than rate + burst = 60 admissions.
+     *
+     * @param requests the requests
+     * @return the admissions in each second, the most in any sliding second, and the last admission
+     */
+    public RateLimited rateLimitedClient(int requests) {
+        VirtualTimeScheduler clock = VirtualTimeScheduler.create();
+        RateGate api = new RateGate(50, 10, clock);
+        ConcurrentLinkedQueue<Long> admittedAt = new ConcurrentLinkedQueue<>();
+        Scope scope = Scope.on(clock);
+        for (int i = 0; i < requests; i++) {
+            scope.spawn(api.within(Task.fromRunnable(() -> admittedAt.add(clock.nanoTime()))));
+        }
+        scope.close();
+        clock.advanceUntilIdle();
+        scope.joinBlocking();
+        long second = Duration.ofSeconds(1).toNanos();
+        List<Long> times = new ArrayList<>(admittedAt);
+        times.sort(null);
+        List<Integer> perSecond = new ArrayList<>();
+        for (long t : times) {
+            int window = (int) (t / second);
+            while (perSecond.size() <= window) {
+                perSecond.add(0);
+            }
+            perSecond.set(window, perSecond.get(window) + 1);
+        }
+        int most = 0;
+        for (int i = 0, j = 0; i < times.size(); i++) { // admissions in [times[i], times[i] + 1 s)
+            while (j < times.size() && times.get(j) < times.get(i) + second) {
+                j++;
+            }
+            most = Math.max(most, j - i);
+        }
+        long lastMs = times.isEmpty() ? 0 : times.get(times.size() - 1) / 1_000_000;
+        line("rate-limited API client (virtual time): " + requests + " requests issued at once, 50 per second with"
+                + " bursts of 10: admitted per second " + perSecond + ", at most " + most
+                + " in any sliding second (never above rate + burst = 60), the last at " + lastMs + " ms");
+        return new RateLimited(requests, perSecond, most, lastMs);
     }
 }

@@ -60,4 +60,13 @@ class FutureGatesTourTest {
         assertEquals(12, d.timedOutAtMs(), "timed out at the deadline, not later");
         assertEquals(0, d.admittedLate());
     }
+
+    @Test
+    void theRateLimitedClientAdmitsTheBurstThenFiftyASecondAndNeverMore() {
+        FutureGatesTour.RateLimited r = tour.rateLimitedClient(300);
+        assertEquals(java.util.List.of(59, 50, 50, 50, 50, 41), r.perSecond(),
+                "10 at once and one every 20 ms, then 50 a second: " + r);
+        assertEquals(59, r.mostInAnySecond(), "never above rate + burst: " + r);
+        assertEquals(5_800, r.lastAdmittedMs(), "290 requests after the burst, 20 ms apart");
+    }
 }
