@@ -1,7 +1,9 @@
 package dev.coro.gate;
 
 import dev.coro.internal.AdmissionEngine;
+import dev.coro.internal.Durations;
 import dev.coro.task.Task;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 
@@ -102,11 +104,33 @@ abstract class AdmissionGate {
             return tryEnter().then(work);
         }
 
+        /** Waits for admission; the admission's exit gives nothing back (see {@link #spendThen}). */
+        Task<Admission> acquireSpent() {
+            return enter.map(ignored -> new Admission(NOTHING));
+        }
+
+        /** As {@link #acquireSpent}, only if admitted immediately; else completes cancelled. */
+        Task<Admission> tryAcquireSpent() {
+            return tryEnter().map(ignored -> new Admission(NOTHING));
+        }
+
         /** The blocking door: {@code within(Task.fromCallable(body)).join()}. */
         <T> T call(Callable<? extends T> body) {
             Objects.requireNonNull(body, "body");
             return within(Task.<T>fromCallable(body)).join();
         }
+    }
+
+    /** What leaving does for a rule of time: nothing (its admissions are spent). */
+    private static final Runnable NOTHING = () -> {};
+
+    /**
+     * A timeout argument in nanoseconds: null is a NullPointerException naming it; zero or negative
+     * is 0, a deadline that has passed (not an error); centuries saturate.
+     */
+    static long timeoutNanos(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        return Durations.toNanos(timeout);
     }
 
     /** A gate's capacity argument, checked: {@code capacity <= 0} is an IllegalArgumentException. */

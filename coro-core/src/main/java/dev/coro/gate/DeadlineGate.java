@@ -1,6 +1,5 @@
 package dev.coro.gate;
 
-import dev.coro.internal.Durations;
 import dev.coro.internal.PermitLane;
 import dev.coro.internal.WaitOrder;
 import dev.coro.scheduler.Scheduler;
@@ -254,11 +253,6 @@ public final class DeadlineGate extends AdmissionGate {
             return Task.failure(new TimeoutException("DeadlineGate: the deadline had passed when the request arrived"));
         }
         return through.apply(new Door(deadline, 1));
-    }
-
-    private static long timeoutNanos(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        return Durations.toNanos(timeout); // negative: 0, a deadline that has passed
     }
 
     private PermitLane lane() {

@@ -72,6 +72,8 @@ public final class KeyedSerialGate<K> {
      * 1. Representation.
      *    lanes (ConcurrentHashMap<K, Entry>): the live entry of each key in use.
      *    Entry:
+     *      gate, key (final): as a Runnable, the entry is its holder's exit (T4), so a pass
+     *        allocates no exit closure.
      *      users (volatile int): the operations that joined the entry and have not left it (the
      *        holder, and the joiners queued behind it or between the two); 0 means dead, for ever.
      *        A new entry starts at 1: its placer, which holds the key at once.

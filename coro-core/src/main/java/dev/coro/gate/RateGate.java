@@ -1,5 +1,6 @@
 package dev.coro.gate;
 
+import dev.coro.internal.AdmissionEngine;
 import dev.coro.internal.Durations;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.task.Task;
@@ -44,6 +45,11 @@ import java.util.concurrent.TimeoutException;
  * takes no token: if the gate had just admitted it when the cancellation won the race, its tokens
  * go back before anyone else is considered. Its place goes to the waiter behind it.
  *
+ * <p><b>Where admitted work starts.</b> On the waiter's own scheduler: inline (through a trampoline)
+ * when the thread that admits it already runs that scheduler, otherwise by submission. A request
+ * admitted at once continues on the thread that asked; one admitted when its tokens arrive is
+ * resumed from the gate's timer, on its own scheduler.
+ *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter on the cancelled channel, and
  * every later request completes cancelled without running its work. Admitted work is not tracked
  * (a rate spends its tokens), so {@link #closeAndCheck()} never finds any.
@@ -67,7 +73,6 @@ public final class RateGate extends AdmissionGate {
      * or, with a deadline, a TokenBucket.Ask made when the request reaches the gate (Task.defer). */
 
     private static final Long ONE = 1L;
-    private static final Runnable NOTHING = () -> {};
 
     private final TokenBucket bucket;
     private final SchedulerClock clock;
@@ -200,7 +205,7 @@ public final class RateGate extends AdmissionGate {
         long n = checkPermits(permits);
         long nanos = timeoutNanos(timeout);
         Objects.requireNonNull(work, "work");
-        return Task.defer(() -> new Door(new TokenBucket.Ask(n, clock.deadlineAfter(nanos), NO_TURN), n).spendThen(work));
+        return Task.defer(() -> new Door(new TokenBucket.Ask(n, clock.deadlineAfter(nanos), AdmissionEngine.NO_DEADLINE), n).spendThen(work));
     }
 
     /**
@@ -238,7 +243,7 @@ public final class RateGate extends AdmissionGate {
      * @return the acquiring task
      */
     public Task<Admission> acquire() {
-        return spent(one.spendThen(Task.value(null)));
+        return one.acquireSpent();
     }
 
     /**
@@ -249,7 +254,7 @@ public final class RateGate extends AdmissionGate {
      * @throws IllegalArgumentException if {@code permits} is below 1 or above the burst
      */
     public Task<Admission> acquire(long permits) {
-        return spent(door(checkPermits(permits)).spendThen(Task.value(null)));
+        return door(checkPermits(permits)).acquireSpent();
     }
 
     /**
@@ -259,7 +264,7 @@ public final class RateGate extends AdmissionGate {
      * @return the trying task
      */
     public Task<Admission> tryAcquire() {
-        return spent(one.trySpendThen(Task.value(null)));
+        return one.tryAcquireSpent();
     }
 
     /**
@@ -310,14 +315,8 @@ public final class RateGate extends AdmissionGate {
         return "RateGate[interval=" + bucket.interval + "ns, burst=" + bucket.burst + (isClosed() ? ", closed]" : "]");
     }
 
-    private static final long NO_TURN = dev.coro.internal.AdmissionEngine.NO_DEADLINE;
-
     private Door door(long permits) {
         return permits == 1 ? one : new Door(permits, permits);
-    }
-
-    private static Task<Admission> spent(Task<Void> admitted) {
-        return admitted.map(ignored -> new Admission(NOTHING));
     }
 
     private long checkPermits(long permits) {
@@ -361,8 +360,4 @@ public final class RateGate extends AdmissionGate {
         return burst;
     }
 
-    static long timeoutNanos(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        return Durations.toNanos(timeout); // negative: 0, a deadline that has passed
-    }
 }

@@ -33,6 +33,10 @@ import java.util.concurrent.Callable;
  * takes no start: if the gate had just admitted it when the cancellation won the race, its start goes
  * back before anyone else is considered.
  *
+ * <p><b>Where admitted work starts.</b> On the waiter's own scheduler: inline (through a trampoline)
+ * when the thread that admits it (a caller, an exit, the gate's timer) already runs that scheduler,
+ * otherwise by submission. An operation admitted at once continues on the thread that asked.
+ *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter on the cancelled channel, and every
  * later request completes cancelled without running its work; admitted work runs to its end.
  * {@link #closeAndCheck()} (the paper's destruction rule) closes and throws
@@ -57,7 +61,6 @@ public final class ThrottleGate extends AdmissionGate {
      * Unbounded, there is nothing to give back, and within spends its start without an exit. */
 
     private static final Long ONE = 1L;
-    private static final Runnable NOTHING = () -> {};
 
     private final TokenBucket bucket;
     private final boolean bounded;
@@ -146,7 +149,7 @@ public final class ThrottleGate extends AdmissionGate {
      * @return the acquiring task
      */
     public Task<Admission> acquire() {
-        return bounded ? door.acquire() : door.spendThen(Task.value(null)).map(ignored -> new Admission(NOTHING));
+        return bounded ? door.acquire() : door.acquireSpent();
     }
 
     /**
@@ -156,7 +159,7 @@ public final class ThrottleGate extends AdmissionGate {
      * @return the trying task
      */
     public Task<Admission> tryAcquire() {
-        return bounded ? door.tryAcquire() : door.trySpendThen(Task.value(null)).map(ignored -> new Admission(NOTHING));
+        return bounded ? door.tryAcquire() : door.tryAcquireSpent();
     }
 
     /**

@@ -346,8 +346,10 @@ public abstract class AdmissionEngine {
      * earliest time on the engine's {@link TimeSource} clock at which it could admit that waiter if
      * nothing else changes, or {@link #NO_DEADLINE} if only a release, a signal or a departure can
      * change the answer (the default). The engine wakes itself then (its one timer serves this and
-     * the waiters' deadlines) and offers the first waiter again. Must be later than the time the
-     * refusal read, so that the offer then admits. Owner only; used only with a clock.
+     * the waiters' deadlines) and offers the first waiter again; if the clock has passed that time
+     * already, it offers it again at once. So the time must be later than the refusal's reading of
+     * the clock (then the next offer admits); a time not after it would be offered in a loop. Owner
+     * only; used only with a clock.
      *
      * @param tag the refused waiter's tag
      * @return when to offer again, or {@link #NO_DEADLINE}
@@ -786,7 +788,11 @@ public abstract class AdmissionEngine {
         while (w != null) {
             WaitNode next = WaitQueue.next(w);
             order.add(w);
-            w.tag(ruleArrived(w.tag())); // owner only from here on (a departing thread reads the weight)
+            Object tag = w.tag();
+            Object stamped = ruleArrived(tag);
+            if (stamped != tag) {
+                w.tag(stamped); // owner only from here on (a departing thread reads the weight)
+            }
             if (expiry != null) {
                 long deadline = ruleDeadline(w.tag()); // of the stamped tag: the rule may have judged it
                 if (deadline != NO_DEADLINE) {
