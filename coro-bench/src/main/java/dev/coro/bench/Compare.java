@@ -106,7 +106,9 @@ public final class Compare {
                     List.of("coro", "coroDeadline", "coroCapacity", "queueVt")),
             new Workload(GateRate.class, "gate-rate", List.of("ops"), "admission",
                     List.of("coro", "guavaVt", "resilience4jVt", "workAlone", "vtWorkAlone"),
-                    "workAlone", Map.of("guavaVt", "vtWorkAlone", "resilience4jVt", "vtWorkAlone")));
+                    "workAlone", Map.of("guavaVt", "vtWorkAlone", "resilience4jVt", "vtWorkAlone")),
+            new Workload(GateLatest.class, "gate-latest", List.of("submissions"), "submission",
+                    List.of("coro", "coroLetRunning", "reactorSwitchMap", "kotlinxCollectLatest")));
 
     private Compare() {}
 
@@ -133,6 +135,13 @@ public final class Compare {
         }
         if (jmhArgs.remove("--keyed-memory")) { // the rest are KeyedMemory's own (--keys N)
             System.exit(runMain(KeyedMemory.class, jmhArgs));
+            return;
+        }
+        if (jmhArgs.remove("--rate-lateness")) { // the rest are RateLateness's own (--waiters N, --rate R, --rounds K)
+            if (quick) {
+                jmhArgs.add("--quick");
+            }
+            System.exit(runMain(RateLateness.class, jmhArgs));
             return;
         }
         if (jmhArgs.remove("--echo")) { // the rest are EchoLoopback's own

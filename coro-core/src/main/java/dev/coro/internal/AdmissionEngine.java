@@ -36,6 +36,8 @@ public abstract class AdmissionEngine {
      *      order by default, or by a key of the tag: a heap). Settled waiters stay until met or purged.
      *    admitting (plain WaitNode, owner only): a waiter the rule has admitted whose admit CAS the
      *      same owner makes next, from the trampoline (part 8); null otherwise.
+     *    queueLimit (final int): the most waiters the order holds (Integer.MAX_VALUE: no limit). A
+     *      rule of "latest only" sets 1: a newer waiter supersedes the oldest queued one.
      *    expiry (owner only, when the rule has a TimeSource): a heap of the taken waiters that have a
      *      deadline, the deadline its one timer is armed for, and that timer's canceller.
      *    Requests left to the owner by threads that could not take ownership, each applied by the
@@ -68,6 +70,8 @@ public abstract class AdmissionEngine {
      *         waiter of the order and the intake, disarm the timer (I4);
      *       if a deadline has passed (or the rule's ready time has come): reject each expired waiter
          (TimeoutException) and re-arm;
+     *       with a queue limit, while the order holds more waiters than the limit: remove the
+     *         oldest and abandon it (superseded: it completes cancelled; a settled one is dropped);
      *       take arrivals: exchange the intake for OPEN and move its waiters, in arrival order, into
      *         the order (and the expiry heap; ruleArrived for each), when the rule watches arrivals,
      *         or when the order is empty and the rule has room (I5), or, for a keyed order, before
@@ -101,6 +105,9 @@ public abstract class AdmissionEngine {
      *    I5: an arrival-order rule that does not watch arrivals takes the intake only when the order
      *        is empty and the rule has room, so waiters it cannot admit stay in the intake, where
      *        departed ones pop themselves or are swept (WaitQueue part 7).
+     *    I6: with a queue limit, every arrival is taken at once (as when the rule watches arrivals),
+     *        and no offer is made while the order holds more than the limit: the waiters offered are
+     *        the newest ones. Superseding is a resumption (part 8), so it waits for the trampoline.
      *
      * 5. Memory ordering and the missed-request check. owner is volatile: the CAS 0 -> 1 (acquire)
      *    and the write owner = 0 (release) order successive owners, so the plain state needs no
@@ -177,7 +184,7 @@ public abstract class AdmissionEngine {
      *    arrival; it may stamp the waiter with a new tag), ruleReadyAt(tag) (with a TimeSource: when
      *    a refused waiter could be admitted by time alone, for a rule of time), and the pure
      *    functions of a tag, called on any thread: ruleWeight, ruleDeadline (with a TimeSource),
-     *    ruleTimeout.
+     *    ruleTimeout. Not a hook but a constructor argument: the queue limit (I6).
      *    A departure reaches ruleDeparted a moment after the waiter settled: the owner may meet
      *    (and drop) the settled waiter first. A rule whose decisions count waiters must not let a
      *    later waiter take a departed one's place meanwhile: stamp arrivals (ruleArrived) and decide
@@ -208,8 +215,13 @@ public abstract class AdmissionEngine {
     private final WaitOrder order;
     /** The rule is told every arrival (ruleArrived); then there is no fast path. */
     private final boolean watchesArrivals;
-    /** The owner takes every arrival at once: the rule watches them, or deadlines must be known. */
+    /**
+     * The owner takes every arrival at once: the rule watches them, deadlines must be known, or a
+     * queue limit supersedes the oldest waiter (I6).
+     */
     private final boolean takesEveryArrival;
+    /** The most waiters the order holds; a newer one supersedes the oldest (I6). */
+    private final int queueLimit;
     private final Expiry expiry;
     private volatile int owner;
     private volatile long pendingReleases;
@@ -238,10 +250,29 @@ public abstract class AdmissionEngine {
      *     if none ever has one
      */
     protected AdmissionEngine(WaitOrder order, boolean watchesArrivals, TimeSource clock) {
+        this(order, watchesArrivals, clock, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Creates an engine whose order holds at most {@code queueLimit} waiters: when a taken arrival
+     * makes it hold more, the oldest queued waiter is superseded (it completes cancelled, I6). The
+     * owner then takes every arrival at once.
+     *
+     * @param order the order in which the owner offers taken waiters to the rule
+     * @param watchesArrivals see {@link #AdmissionEngine(WaitOrder, boolean, TimeSource)}
+     * @param clock see {@link #AdmissionEngine(WaitOrder, boolean, TimeSource)}
+     * @param queueLimit the most queued waiters, at least 1 ({@link Integer#MAX_VALUE}: no limit)
+     */
+    protected AdmissionEngine(WaitOrder order, boolean watchesArrivals, TimeSource clock, int queueLimit) {
+        if (queueLimit < 1) {
+            throw new IllegalArgumentException("queueLimit must be positive, got " + queueLimit);
+        }
         this.order = order;
         this.expiry = clock == null ? null : new Expiry(clock);
         this.watchesArrivals = watchesArrivals;
-        this.takesEveryArrival = watchesArrivals || clock != null; // deadlines are known only once taken
+        this.queueLimit = queueLimit;
+        // deadlines are known only once taken; a limit supersedes only the waiters it has taken (I6)
+        this.takesEveryArrival = watchesArrivals || clock != null || queueLimit != Integer.MAX_VALUE;
     }
 
     // ---- the rule (part 10): owner only, unless said ----
@@ -727,6 +758,15 @@ public abstract class AdmissionEngine {
             }
             if (takesEveryArrival && intake.hasWaiters()) {
                 takeArrivals(); // every arrival reaches the rule (and the expiry heap) before a decision
+                continue;
+            }
+            if (order.size() > queueLimit) { // I6: a newer waiter supersedes the oldest
+                if (!deferred) {
+                    return RESUME; // superseding resumes the waiter
+                }
+                WaitNode oldest = order.first();
+                order.removeFirst();
+                oldest.abandon(); // completes cancelled; a settled one is only dropped
                 continue;
             }
             WaitNode w = order.first();

@@ -21,6 +21,8 @@ public class PermitLane extends AdmissionEngine {
      *
      * 1. Representation.
      *    permits (final long): the capacity k.
+     *    granted (final boolean): a lane of grants (granted()): it starts with no units, gets them
+     *      only from grant(n), and its admissions are spent, never released (see part 9).
      *    available (volatile long): free units minus units owed to registered waiters. Read as
      *      p = max(available, 0)  units free for anyone who arrives
      *      u = max(-available, 0) units that registered waiters still lack (the deficit)
@@ -91,12 +93,21 @@ public class PermitLane extends AdmissionEngine {
      *
      * 8. Resumption: the engine's.
      *
-     * 9. References. The counter that goes negative by what the waiters lack is kotlinx.coroutines'
+     * 9. A lane of grants (a backpressure gate's: downstream grants, each admission spends one).
+     *    k = Long.MAX_VALUE, available starts at 0, and grant(n) is T3 with saturation: CAS A -> A + n,
+     *    or Long.MAX_VALUE if that would overflow (as Flow.Subscription.request: that much demand is
+     *    unbounded). A deficit absorbs its part first (A < 0: A + n cannot overflow). T6 adds back
+     *    what a departed waiter reserved with the same saturating CAS (a grant may have saturated
+     *    meanwhile). Nothing else changes: no admission is released, so H only grows and P1 reads
+     *    k = p + c + H with k unbounded; ruleAdmitted is 0 (nothing is held that could be returned).
+     *
+     * 10. References. The counter that goes negative by what the waiters lack is kotlinx.coroutines'
      *    SemaphoreImpl design and tokio's batch_semaphore permits; here the queue and the hand-off are
      *    the shared admission engine, and a departed waiter's units are settled by its owner (T6).
      */
 
     private final long permits;
+    private final boolean granted;
     private volatile long available;
     private long credits;
 
@@ -120,6 +131,50 @@ public class PermitLane extends AdmissionEngine {
         super(order, false, clock);
         this.permits = permits;
         this.available = permits;
+        this.granted = false;
+    }
+
+    private PermitLane() { // a lane of grants (part 9)
+        super(WaitOrder.arrival(), false, null);
+        this.permits = Long.MAX_VALUE;
+        this.available = 0;
+        this.granted = true;
+    }
+
+    /**
+     * Creates a lane of grants, offered in arrival order: it starts with no units, gets them only
+     * from {@link #grant(long)}, and its admissions spend them (they are never released).
+     *
+     * @return the lane
+     */
+    public static PermitLane granted() {
+        return new PermitLane();
+    }
+
+    /**
+     * Adds {@code n} units to a lane of grants, saturating at {@link Long#MAX_VALUE}: the waiters
+     * that lack units get them first, in order (T3).
+     *
+     * @param n the units, at least 1 (validated by the caller)
+     */
+    public final void grant(long n) {
+        assert granted && n > 0 : "grant on a lane of permits, or n = " + n;
+        long old = addSaturating(n);
+        if (old < 0) {
+            super.release(Math.min(n, -old)); // a deficit: those units go to the queue
+        }
+    }
+
+    /** A lane of grants: A + n, or Long.MAX_VALUE if that overflows; returns the old A (part 9). */
+    private long addSaturating(long n) {
+        for (long a = available; ; ) {
+            long next = a > Long.MAX_VALUE - n ? Long.MAX_VALUE : a + n;
+            long witness = (long) AVAILABLE.compareAndExchange(this, a, next);
+            if (witness == a) {
+                return a;
+            }
+            a = witness;
+        }
     }
 
     /**
@@ -181,7 +236,7 @@ public class PermitLane extends AdmissionEngine {
 
     @Override
     public final void release(long weight) { // T3
-        long old = (long) AVAILABLE.getAndAdd(this, weight);
+        long old = granted ? addSaturating(weight) : (long) AVAILABLE.getAndAdd(this, weight);
         assert old + weight <= permits : "units released twice: " + (old + weight) + " free of " + permits;
         if (old < 0) {
             super.release(Math.min(weight, -old)); // a deficit: those units go through the owner
@@ -235,13 +290,16 @@ public class PermitLane extends AdmissionEngine {
 
     @Override
     protected final void ruleDeparted(long weight) { // T6, for the summed weights
-        long old = (long) AVAILABLE.getAndAdd(this, weight);
+        long old = granted ? addSaturating(weight) : (long) AVAILABLE.getAndAdd(this, weight);
         long uncovered = Math.min(weight, Math.max(-old, 0));
         credits -= weight - uncovered;
     }
 
     @Override
     protected final long ruleAdmitted() {
+        if (granted) {
+            return 0; // spent admissions hold nothing (part 9)
+        }
         return permits - Math.max(available, 0) - credits;
     }
 

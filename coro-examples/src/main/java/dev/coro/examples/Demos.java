@@ -44,9 +44,14 @@ public final class Demos {
         demos.put("priority", () -> futureGates(tour -> tour.interactiveOverBatch(20, 5)));
         demos.put("deadline", () -> futureGates(tour -> tour.deadlineService(40)));
         demos.put("rate", () -> futureGates(tour -> tour.rateLimitedClient(300)));
+        demos.put("search", () -> futureGates(tour -> {
+            tour.searchBox("coroutines on the jvm", false);
+            tour.searchBox("coroutines on the jvm", true);
+        }));
+        demos.put("backpressure", () -> futureGates(tour -> tour.producerAndConsumer(200, 8)));
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
-                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate)");
+                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure)");
             return;
         }
         String[] names = args.length == 0 ? ALL : args;

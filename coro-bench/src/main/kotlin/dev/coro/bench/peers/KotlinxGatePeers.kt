@@ -1,5 +1,5 @@
 /*
- * The kotlinx.coroutines peers of the gate benchmarks (GateCapacity; GateSerial reuses
+ * The kotlinx.coroutines peers of the gate benchmarks (GateCapacity, GateKeyed, GateLatest; GateSerial reuses
  * kotlinxMutexContended from KotlinxMutexPeers.kt). As in KotlinxPeers.kt, every suspending workload
  * is one plain blocking function that the Java side calls and checks.
  */
@@ -12,6 +12,7 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.sync.Semaphore
 import kotlinx.coroutines.sync.withPermit
+import kotlinx.coroutines.flow.collectLatest
 
 /**
  * gate-capacity: a root coroutine on [dispatcher] launches [tasks] coroutines that each run [work]
@@ -64,4 +65,20 @@ fun kotlinxMutexPerKey(keys: IntArray, work: Runnable, dispatcher: CoroutineDisp
         }
     }
     return mutexes.size
+}
+
+/**
+ * gate-latest: in `runBlocking` on [dispatcher], a flow emits [n] values one after another and
+ * `collectLatest` runs `yield(); work.run()` for each: a newer value cancels the block still running
+ * for an older one (the kotlinx form of latest-only).
+ */
+fun kotlinxCollectLatest(n: Int, work: Runnable, dispatcher: CoroutineDispatcher) {
+    runBlocking(dispatcher) {
+        kotlinx.coroutines.flow.flow {
+            repeat(n) { emit(it) }
+        }.collectLatest {
+            kotlinx.coroutines.yield()
+            work.run()
+        }
+    }
 }

@@ -1,11 +1,14 @@
 package dev.coro.examples.gates;
 
 import dev.coro.gate.Admission;
+import dev.coro.gate.BackpressureGate;
 import dev.coro.gate.BudgetGate;
 import dev.coro.gate.DeadlineGate;
 import dev.coro.gate.KeyedSerialGate;
+import dev.coro.gate.LatestOnlyGate;
 import dev.coro.gate.PriorityGate;
 import dev.coro.gate.RateGate;
+import dev.coro.gate.SerialGate;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.task.Outcome;
@@ -51,6 +54,9 @@ public final class FutureGatesTour {
         interactiveOverBatch(20, 5);
         deadlineService(40);
         rateLimitedClient(300);
+        searchBox("coroutines on the jvm", false);
+        searchBox("coroutines on the jvm", true);
+        producerAndConsumer(200, 8);
     }
 
     private void line(String text) {
@@ -325,5 +331,111 @@ public final class FutureGatesTour {
                 + " bursts of 10: admitted per second " + perSecond + ", at most " + most
                 + " in any sliding second (never above rate + burst = 60), the last at " + lastMs + " ms");
         return new RateLimited(requests, perSecond, most, lastMs);
+    }
+
+    // ---- latest-only gate ----
+
+    /** What {@link #searchBox(String, boolean)} saw. */
+    public record SearchBox(int typed, int started, int completed, int superseded, int mostAtOnce, String shown) {}
+
+    /**
+     * A search box: one keystroke every 35 ms, each starting a query of what is typed so far, which
+     * takes 100 ms; the latest-only gate runs one query at a time and keeps only the newest waiting, so
+     * the queries that a newer keystroke made pointless never start. With {@code cancelRunning} a
+     * keystroke also cancels the query that runs ({@code switchMap}). On virtual time, so the counts are
+     * exact.
+     *
+     * @param text what the user types, one keystroke per character
+     * @param cancelRunning whether a keystroke cancels the running query
+     * @return the queries typed, started, completed and superseded, the most running at once, and the
+     *     results shown last
+     */
+    public SearchBox searchBox(String text, boolean cancelRunning) {
+        VirtualTimeScheduler clock = VirtualTimeScheduler.create();
+        LatestOnlyGate searches = cancelRunning ? LatestOnlyGate.cancellingRunning() : new LatestOnlyGate();
+        AtomicInteger started = new AtomicInteger();
+        AtomicInteger completed = new AtomicInteger();
+        Occupancy running = new Occupancy();
+        String[] shown = {""};
+        Scope scope = Scope.on(clock);
+        for (int i = 1; i <= text.length(); i++) {
+            String query = text.substring(0, i);
+            Task<String> search = Task.fromRunnable(() -> {
+                        started.incrementAndGet();
+                        running.enter();
+                    })
+                    .then(Task.delay(Duration.ofMillis(100))) // the query's I/O
+                    .andFinally(running::exit)
+                    .map(ignored -> query);
+            Task<Void> keystroke = Task.delay(Duration.ofMillis(35L * (i - 1)))
+                    .then(searches.within(search).outcome())
+                    .map(o -> {
+                        if (o instanceof Outcome.Value<String> v) {
+                            completed.incrementAndGet();
+                            shown[0] = v.value();
+                        }
+                        return null;
+                    });
+            scope.spawn(keystroke);
+        }
+        scope.close();
+        clock.advanceUntilIdle();
+        scope.joinBlocking();
+        searches.closeAndCheck();
+        int superseded = text.length() - started.get(); // ended cancelled without starting
+        line("search box, latest only" + (cancelRunning ? ", a keystroke cancels the running query" : "")
+                + " (virtual time): " + text.length() + " keystrokes 35 ms apart, queries of 100 ms: "
+                + started.get() + " queries started, " + completed.get() + " completed"
+                + ", " + (started.get() - completed.get()) + " cancelled while running, "
+                + superseded + " superseded before starting"
+                + ", at most " + running.most() + " at once; shown: '" + shown[0] + "'");
+        return new SearchBox(text.length(), started.get(), completed.get(), superseded, running.most(), shown[0]);
+    }
+
+    // ---- backpressure gate ----
+
+    /** What {@link #producerAndConsumer(int, int)} saw. */
+    public record Backpressure(int items, int consumed, int window, int mostInFlight, long lastConsumedMs) {}
+
+    /**
+     * A fast producer (an item every 1 ms) and a slow consumer (5 ms an item) joined by a backpressure
+     * gate: the consumer grants {@code window} items at the start and one more each time it has
+     * consumed one, so the items produced but not yet consumed never exceed the window and the
+     * producer slows to the consumer's pace without a queue that grows. On virtual time.
+     *
+     * @param items the items produced
+     * @param window the consumer's initial grant
+     * @return the items consumed, the most in flight, and when the last was consumed
+     */
+    public Backpressure producerAndConsumer(int items, int window) {
+        VirtualTimeScheduler clock = VirtualTimeScheduler.create();
+        BackpressureGate demand = new BackpressureGate();
+        SerialGate consumer = new SerialGate();
+        AtomicInteger inFlight = new AtomicInteger();
+        AtomicInteger mostInFlight = new AtomicInteger();
+        AtomicInteger consumed = new AtomicInteger();
+        long[] lastConsumedAt = {0};
+        Scope scope = Scope.on(clock);
+        Task<Void> consume = Task.delay(Duration.ofMillis(5)).then(Task.fromRunnable(() -> {
+            consumed.incrementAndGet();
+            inFlight.decrementAndGet();
+            lastConsumedAt[0] = clock.nanoTime();
+            demand.grant(1); // room for one more
+        }));
+        Task<Void> produceOne = demand.within(Task.delay(Duration.ofMillis(1)).then(Task.fromRunnable(() -> {
+            mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+            scope.spawn(consumer.within(consume)); // hand the item over
+        })));
+        demand.grant(window);
+        scope.spawn(Task.loop(0, i -> i < items, i -> produceOne.map(ignored -> i + 1)));
+        clock.advanceUntilIdle();
+        scope.close();
+        scope.joinBlocking();
+        long lastMs = lastConsumedAt[0] / 1_000_000;
+        line("fast producer, slow consumer (virtual time): " + items + " items made in 1 ms each, consumed in 5 ms"
+                + " each, the consumer granting " + window + " and then one per item taken: " + consumed.get()
+                + " consumed, at most " + mostInFlight.get() + " in flight (never above the grant of " + window
+                + "), the last at " + lastMs + " ms (the consumer's pace)");
+        return new Backpressure(items, consumed.get(), window, mostInFlight.get(), lastMs);
     }
 }

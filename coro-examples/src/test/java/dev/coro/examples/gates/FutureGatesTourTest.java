@@ -69,4 +69,31 @@ class FutureGatesTourTest {
         assertEquals(59, r.mostInAnySecond(), "never above rate + burst: " + r);
         assertEquals(5_800, r.lastAdmittedMs(), "290 requests after the burst, 20 ms apart");
     }
+
+    @Test
+    void theSearchBoxRunsOneQueryAtATimeAndAlwaysTheLast() {
+        String text = "coroutines on the jvm";
+        FutureGatesTour.SearchBox keep = tour.searchBox(text, false);
+        assertEquals(text.length(), keep.typed());
+        assertEquals(1, keep.mostAtOnce(), "two queries at once: " + keep);
+        assertEquals(keep.started(), keep.completed(), "a running query was cancelled: " + keep);
+        assertEquals(keep.typed(), keep.started() + keep.superseded(), keep.toString());
+        assertTrue(keep.superseded() > keep.typed() / 2, "most keystrokes' queries never start: " + keep);
+        assertEquals(text, keep.shown(), "the last query's results are shown");
+
+        FutureGatesTour.SearchBox cancel = tour.searchBox(text, true);
+        assertEquals(1, cancel.mostAtOnce(), "two queries at once: " + cancel);
+        assertEquals(text.length(), cancel.started(), "each keystroke starts its query at once: " + cancel);
+        assertEquals(1, cancel.completed(), "only the last query completes: " + cancel);
+        assertEquals(0, cancel.superseded());
+        assertEquals(text, cancel.shown());
+    }
+
+    @Test
+    void theProducerNeverRunsAheadOfTheConsumersGrant() {
+        FutureGatesTour.Backpressure b = tour.producerAndConsumer(200, 8);
+        assertEquals(200, b.consumed(), "items lost: " + b);
+        assertEquals(8, b.mostInFlight(), "in flight above the grant, or the window never filled: " + b);
+        assertEquals(1_001, b.lastConsumedMs(), "the consumer's pace: the first item made at 1 ms, then 200 x 5 ms: " + b);
+    }
 }
