@@ -202,8 +202,8 @@ public class ReadWriteGateLincheckTest {
     }
 
     @Test
-    void modelChecking() {
-        check().scaledIterations(20).invocations(300)
+    void modelChecking() { // sized for the default run; ./coro stress scales the iterations by 20
+        check().scaledIterations(12).invocations(200)
                 .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
                 .modelCheck();
     }

@@ -93,8 +93,8 @@ public class CompletionLincheckTest {
     }
 
     @Test
-    void modelChecking() {
-        check().scaledIterations(20).invocations(500)
+    void modelChecking() { // sized for the default run; ./coro stress scales the iterations by 20
+        check().scaledIterations(10).invocations(300)
                 .threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)
                 .modelCheck();
     }

@@ -222,7 +222,7 @@ public class ScopeLincheckTest {
     @Test
     void modelChecking() {
         check() // the custom scenarios run on their own, below
-                .scaledIterations(8).invocations(400)
+                .scaledIterations(6).invocations(300) // sized for the default run; ./coro stress scales it
                 .threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)
                 .modelCheck();
     }
