@@ -108,7 +108,10 @@ public final class Compare {
                     List.of("coro", "guavaVt", "resilience4jVt", "workAlone", "vtWorkAlone"),
                     "workAlone", Map.of("guavaVt", "vtWorkAlone", "resilience4jVt", "vtWorkAlone")),
             new Workload(GateLatest.class, "gate-latest", List.of("submissions"), "submission",
-                    List.of("coro", "coroLetRunning", "reactorSwitchMap", "kotlinxCollectLatest")));
+                    List.of("coro", "coroLetRunning", "reactorSwitchMap", "kotlinxCollectLatest")),
+            new Workload(GateBreaker.class, "gate-breaker", List.of("ops"), "call",
+                    List.of("coro", "coroTimed", "resilience4jOnCoro", "resilience4jVt", "workAlone", "vtWorkAlone"),
+                    "workAlone", Map.of("resilience4jVt", "vtWorkAlone")));
 
     private Compare() {}
 

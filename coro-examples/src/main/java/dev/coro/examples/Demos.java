@@ -1,5 +1,6 @@
 package dev.coro.examples;
 
+import dev.coro.examples.gates.FlakyDependency;
 import dev.coro.examples.gates.FutureGatesTour;
 import dev.coro.examples.gates.GatesTour;
 import dev.coro.examples.io.EchoClient;
@@ -37,6 +38,7 @@ public final class Demos {
             try (WorkStealingPool pool = WorkStealingPool.create(8, "gates")) {
                 new GatesTour(System.out, pool).runAll();
                 new FutureGatesTour(System.out, pool).runAll();
+                new FlakyDependency(System.out).run();
             }
         });
         demos.put("ledger", () -> futureGates(tour -> tour.ledger(100_000, 1_000)));
@@ -48,10 +50,11 @@ public final class Demos {
             tour.searchBox("coroutines on the jvm", false);
             tour.searchBox("coroutines on the jvm", true);
         }));
+        demos.put("breaker", () -> new FlakyDependency(System.out).run());
         demos.put("backpressure", () -> futureGates(tour -> tour.producerAndConsumer(200, 8)));
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
-                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure)");
+                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure, breaker)");
             return;
         }
         String[] names = args.length == 0 ? ALL : args;
