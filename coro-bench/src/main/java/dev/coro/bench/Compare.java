@@ -111,7 +111,9 @@ public final class Compare {
                     List.of("coro", "coroLetRunning", "reactorSwitchMap", "kotlinxCollectLatest")),
             new Workload(GateBreaker.class, "gate-breaker", List.of("ops"), "call",
                     List.of("coro", "coroTimed", "resilience4jOnCoro", "resilience4jVt", "workAlone", "vtWorkAlone"),
-                    "workAlone", Map.of("resilience4jVt", "vtWorkAlone")));
+                    "workAlone", Map.of("resilience4jVt", "vtWorkAlone")),
+            new Workload(GateCoalescing.class, "gate-coalescing", List.of("requests"), "request",
+                    List.of("coro", "chmFutures", "caffeine")));
 
     private Compare() {}
 

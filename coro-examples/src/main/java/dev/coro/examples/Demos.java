@@ -1,5 +1,6 @@
 package dev.coro.examples;
 
+import dev.coro.examples.gates.CacheMissStorm;
 import dev.coro.examples.gates.FlakyDependency;
 import dev.coro.examples.gates.FutureGatesTour;
 import dev.coro.examples.gates.GatesTour;
@@ -39,6 +40,7 @@ public final class Demos {
                 new GatesTour(System.out, pool).runAll();
                 new FutureGatesTour(System.out, pool).runAll();
                 new FlakyDependency(System.out).run();
+                new CacheMissStorm(System.out).storm(10_000, 100);
             }
         });
         demos.put("ledger", () -> futureGates(tour -> tour.ledger(100_000, 1_000)));
@@ -50,11 +52,12 @@ public final class Demos {
             tour.searchBox("coroutines on the jvm", false);
             tour.searchBox("coroutines on the jvm", true);
         }));
+        demos.put("coalesce", () -> new CacheMissStorm(System.out).storm(10_000, 100));
         demos.put("breaker", () -> new FlakyDependency(System.out).run());
         demos.put("backpressure", () -> futureGates(tour -> tour.producerAndConsumer(200, 8)));
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
-                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure, breaker)");
+                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure, breaker, coalesce)");
             return;
         }
         String[] names = args.length == 0 ? ALL : args;
