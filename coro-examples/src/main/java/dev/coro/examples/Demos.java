@@ -4,6 +4,7 @@ import dev.coro.examples.gates.CacheMissStorm;
 import dev.coro.examples.gates.FlakyDependency;
 import dev.coro.examples.gates.FutureGatesTour;
 import dev.coro.examples.gates.GatesTour;
+import dev.coro.examples.gates.WriteBehindLog;
 import dev.coro.examples.io.EchoClient;
 import dev.coro.examples.io.FizzBuzz;
 import dev.coro.examples.pool.PoolDemo;
@@ -41,6 +42,7 @@ public final class Demos {
                 new FutureGatesTour(System.out, pool).runAll();
                 new FlakyDependency(System.out).run();
                 new CacheMissStorm(System.out).storm(10_000, 100);
+                new WriteBehindLog(System.out).runAll();
             }
         });
         demos.put("ledger", () -> futureGates(tour -> tour.ledger(100_000, 1_000)));
@@ -52,12 +54,13 @@ public final class Demos {
             tour.searchBox("coroutines on the jvm", false);
             tour.searchBox("coroutines on the jvm", true);
         }));
+        demos.put("writebehind", () -> new WriteBehindLog(System.out).runAll());
         demos.put("coalesce", () -> new CacheMissStorm(System.out).storm(10_000, 100));
         demos.put("breaker", () -> new FlakyDependency(System.out).run());
         demos.put("backpressure", () -> futureGates(tour -> tour.producerAndConsumer(200, 8)));
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
-                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure, breaker, coalesce)");
+                    + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure, breaker, coalesce, writebehind)");
             return;
         }
         String[] names = args.length == 0 ? ALL : args;
