@@ -103,7 +103,7 @@ public final class ThrottleGate extends AdmissionGate {
      * @throws NullPointerException if an argument is null
      */
     public ThrottleGate(Duration minInterval, int maxRunning, Scheduler clock) {
-        this(new TokenBucket("ThrottleGate", intervalOf(minInterval), 1, checkMaxRunning(maxRunning),
+        this(new TokenBucket("ThrottleGate", intervalOf(minInterval), 1, checkMaxRunning(maxRunning), false,
                 new SchedulerClock(Objects.requireNonNull(clock, "clock"))));
     }
 

@@ -17,9 +17,17 @@ final class TokenBucket extends AdmissionEngine {
      * Long.MIN_VALUE at creation: full. running: admitted operations that have not left (bounded
      * form only). queued: the permits of the waiters in the order, for the fail-fast projection.
      *
-     * Enter n permits at now: start = max(tat, now), end = start + n * interval; admitted iff
-     *   end - now <= burstNanos, and then tat = end. Refused: ready at end - burstNanos (> now),
-     *   the engine's timer is armed for it (ruleReadyAt). A bounded bucket also needs running <
+     * Enter n permits at now: start = max(tat, from), end = start + n * interval; admitted iff
+     *   end - now <= burstNanos, and then tat = end. from is now, except in a bucket that keeps its
+     *   schedule (a rate) for the waiter it last refused for time: from = the ready time it was
+     *   given (promised, <= now), so that a timer that fires late does not push every later
+     *   admission back by its lateness (a backlog of 10,000 at 1,000/s takes 10 s, not 10 s plus
+     *   10,000 timer latencies). The admissions' times by the schedule follow the algorithm
+     *   exactly, and each actual time is at or after its time by the schedule (late by the
+     *   timer's lateness; a lateness above an interval moves the schedule by the excess). A throttle
+     *   does not keep its schedule: its starts are never closer than the interval. Refused: ready
+     *   at max(tat, now) + n * interval - burstNanos (> now), remembered as promised, and the
+     *   engine's timer is armed for it (ruleReadyAt). A bounded bucket also needs running <
      *   maxRunning; refused for that, only an exit (ruleLeave) can change the answer.
      * Undo (the admitted waiter had departed: its admit CAS lost): tat -= n * interval, exact,
      *   because the engine undoes before any other decision; so a cancelled waiter takes no token.
@@ -53,13 +61,20 @@ final class TokenBucket extends AdmissionEngine {
     final long burst;
     private final long burstNanos;
     final long maxRunning;
+    /** Whether a backlog keeps its schedule when the timer is late (see the overview): a rate. */
+    private final boolean keepsSchedule;
     private long tat = Long.MIN_VALUE;
+    /** The ready time given to the waiter last refused for time, or NOT_PROMISED. */
+    private long promised = NOT_PROMISED;
     private long running;
     private long queued;
 
-    TokenBucket(String name, long interval, long burst, long maxRunning, SchedulerClock clock) {
+    private static final long NOT_PROMISED = Long.MIN_VALUE;
+
+    TokenBucket(String name, long interval, long burst, long maxRunning, boolean keepsSchedule, SchedulerClock clock) {
         super(WaitOrder.arrival(), false, clock);
         this.name = name;
+        this.keepsSchedule = keepsSchedule;
         this.clock = clock;
         this.interval = interval;
         this.burst = burst;
@@ -77,10 +92,15 @@ final class TokenBucket extends AdmissionEngine {
             return false;
         }
         long now = clock.nanoTime();
-        long end = Math.max(tat, now) + permitsOf(tag) * interval;
+        long from = promised != NOT_PROMISED && promised <= now ? promised : now; // keeps the schedule
+        long end = Math.max(tat, from) + permitsOf(tag) * interval;
         if (end - now > burstNanos) {
+            if (keepsSchedule) {
+                promised = Math.max(tat, now) + permitsOf(tag) * interval - burstNanos;
+            }
             return false;
         }
+        promised = NOT_PROMISED;
         tat = end;
         if (maxRunning != Long.MAX_VALUE) {
             running++;

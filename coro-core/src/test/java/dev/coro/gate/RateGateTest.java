@@ -26,6 +26,39 @@ class RateGateTest {
     }
 
     /** The proof: 100 per second, 1,000 acquisitions, every one exactly on its slot, 10 s in all. */
+    /**
+     * The gate's timer fires 3 ms late for the second waiter: it is admitted then, and the waiters
+     * behind it keep their own times (20 ms, 30 ms), instead of every later admission moving back by
+     * the lateness. A throttle, whose starts are never closer than the interval, moves back instead.
+     */
+    @Test
+    void aLateTimerDoesNotPushTheBacklogBack() {
+        RateGate gate = new RateGate(100, 1, clock); // one every 10 ms
+        List<CompletableFuture<Long>> admitted = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            admitted.add(gate.within(Task.fromCallable(clock::nanoTime)).toCompletableFuture());
+        }
+        clock.advance(13 * MS); // the timer for 10 ms runs at 13 ms
+        assertEquals(13 * MS, done(admitted.get(1)));
+        clock.advance(7 * MS);
+        assertEquals(20 * MS, done(admitted.get(2)), "the lateness moved the backlog back");
+        clock.advance(10 * MS);
+        assertEquals(30 * MS, done(admitted.get(3)));
+
+        ManualScheduler throttleClock = new ManualScheduler();
+        ThrottleGate throttle = new ThrottleGate(Duration.ofMillis(10), throttleClock);
+        List<CompletableFuture<Long>> started = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            started.add(throttle.within(Task.fromCallable(throttleClock::nanoTime)).toCompletableFuture());
+        }
+        throttleClock.advance(13 * MS);
+        assertEquals(13 * MS, done(started.get(1)));
+        throttleClock.advance(7 * MS);
+        assertFalse(started.get(2).isDone(), "a throttle started closer than its interval");
+        throttleClock.advance(3 * MS);
+        assertEquals(23 * MS, done(started.get(2)));
+    }
+
     @Test
     void aThousandAcquisitionsAtAHundredPerSecondTakeTenSeconds() {
         RateGate gate = new RateGate(100, 1, clock);

@@ -140,7 +140,7 @@ public class ThrottleGateLincheckTest {
 
     @Test
     void modelChecking() {
-        check().scaledIterations(4).invocations(300)
+        check().scaledIterations(3).invocations(200)
                 .threads(THREADS).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
                 .modelCheck();
     }
