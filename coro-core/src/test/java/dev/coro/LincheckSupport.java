@@ -88,9 +88,18 @@ public final class LincheckSupport {
             return with(o -> o.iterations(n));
         }
 
-        /** Invocations (interleavings or stress runs) per scenario. */
+        /**
+         * Invocations (interleavings or stress runs) per scenario: {@code n} times the share the run
+         * explores ({@code -Dcoro.lincheck.share}, percent: half in the default run, so that it stays
+         * well under its time budget; all of it in the stress profile), at least 20.
+         */
         public Check invocations(int n) {
-            return with(o -> o.invocationsPerIteration(n));
+            int shared = Math.max(20, (int) ((long) n * share() / 100));
+            return with(o -> o.invocationsPerIteration(Math.min(n, shared)));
+        }
+
+        private static int share() {
+            return Math.min(100, Math.max(1, Integer.getInteger("coro.lincheck.share", 100)));
         }
 
         /** Threads of the parallel part of generated scenarios. */
