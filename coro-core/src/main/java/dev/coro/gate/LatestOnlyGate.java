@@ -1,7 +1,6 @@
 package dev.coro.gate;
 
-import dev.coro.internal.AdmissionEngine;
-import dev.coro.internal.WaitOrder;
+import dev.coro.internal.PermitLane;
 import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import java.lang.invoke.MethodHandles;
@@ -48,7 +47,8 @@ import java.util.concurrent.Callable;
  *
  * <p><b>Bad input.</b> A null task or body: {@link NullPointerException}.
  *
- * <p><b>Thread-safety and memory effects.</b> Lock-free. Actions of an operation before it leaves
+ * <p><b>Thread-safety and memory effects.</b> Lock-free; while nobody waits, entering and leaving
+ * are one atomic instruction each. Actions of an operation before it leaves
  * happen-before the admission of the next one.
  *
  * {@snippet :
@@ -59,8 +59,10 @@ import java.util.concurrent.Callable;
  * }
  */
 public final class LatestOnlyGate extends AdmissionGate {
-    /* Rule: one admitted at a time (running is 0 or 1), on an engine whose queue holds one waiter
-     * (AdmissionEngine I6): a newer arrival supersedes the waiting one before any offer.
+    /* Rule: a permit lane of one (the serial gate's), whose queue holds one waiter (AdmissionEngine
+     * I6): a newer arrival supersedes the waiting one before any offer, and the superseded waiter
+     * departs holding nothing (PermitLane T6). While nobody waits, entering and leaving are one
+     * atomic instruction each.
      *
      * Cancelling the running operation (cancellingRunning): every submission takes a ticket from
      * `tickets` (getAndIncrement, volatile) and then reads `running` (volatile) and cancels it if
@@ -85,7 +87,7 @@ public final class LatestOnlyGate extends AdmissionGate {
     }
 
     private LatestOnlyGate(boolean cancelRunning) {
-        super(new OneAtATime());
+        super(new PermitLane(1, 1));
         this.cancelRunning = cancelRunning;
         this.door = new Door(SUBMISSION, 1);
     }
@@ -204,40 +206,6 @@ public final class LatestOnlyGate extends AdmissionGate {
 
     /** An admitted run of the cancelling mode: its ticket and the scope its work runs in. */
     private record Run(long ticket, Scope scope) {}
-
-    /** The rule: one admitted at a time; the engine keeps one waiter, the newest (I6). */
-    static final class OneAtATime extends AdmissionEngine {
-        private int admitted; // owner only: 0 or 1
-
-        OneAtATime() {
-            super(WaitOrder.arrival(), false, null, 1);
-        }
-
-        @Override
-        protected boolean ruleTryEnter(Object tag) {
-            if (admitted != 0) {
-                return false;
-            }
-            admitted = 1;
-            return true;
-        }
-
-        @Override
-        protected boolean ruleCanEnter() {
-            return admitted == 0;
-        }
-
-        @Override
-        protected void ruleLeave(long released) {
-            admitted -= (int) released;
-            assert admitted == 0 : "left twice: " + admitted;
-        }
-
-        @Override
-        protected long ruleAdmitted() {
-            return admitted;
-        }
-    }
 
     private static final VarHandle TICKETS;
     private static final VarHandle RUNNING;

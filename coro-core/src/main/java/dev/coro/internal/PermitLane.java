@@ -13,8 +13,9 @@ import java.lang.invoke.VarHandle;
  * <p>Where the lane cannot be used: rules that are not one count of interchangeable units (a
  * read-write rule's two kinds that exclude each other, a latch, a predicate, a phase), and keyed rules
  * (one count per key: a lane per key would be the lane, the map is not). Any order works with it
- * (the owner hands credits to whichever waiter the order ranks first), and so does expiry (an expired
- * waiter departs like a cancelled one).
+ * (the owner hands credits to whichever waiter the order ranks first), and so do expiry (an expired
+ * waiter departs like a cancelled one) and a queue limit (a superseded waiter departs the same way:
+ * the latest-only gate is a lane of one whose queue holds one).
  */
 public class PermitLane extends AdmissionEngine {
     /* Implementation overview.
@@ -128,7 +129,23 @@ public class PermitLane extends AdmissionEngine {
      * @param clock the clock for waiters with a deadline, or null
      */
     protected PermitLane(long permits, WaitOrder order, TimeSource clock) {
-        super(order, false, clock);
+        this(permits, order, clock, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Creates a lane of {@code permits} free units, offered in arrival order, whose queue holds at
+     * most {@code queueLimit} waiters: a newer one supersedes the oldest (AdmissionEngine I6; a
+     * superseded waiter departs, T6, and takes nothing).
+     *
+     * @param permits the capacity, validated by the caller (at least 1)
+     * @param queueLimit the most queued waiters, at least 1
+     */
+    public PermitLane(long permits, int queueLimit) {
+        this(permits, WaitOrder.arrival(), null, queueLimit);
+    }
+
+    private PermitLane(long permits, WaitOrder order, TimeSource clock, int queueLimit) {
+        super(order, false, clock, queueLimit);
         this.permits = permits;
         this.available = permits;
         this.granted = false;

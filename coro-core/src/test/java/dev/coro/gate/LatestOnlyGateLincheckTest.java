@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.LincheckSupport;
+import dev.coro.internal.PermitLane;
 import dev.coro.task.Outcome;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -24,12 +25,12 @@ import org.junit.jupiter.api.Test;
  *   <li>at most one submission still waits (the gate keeps only the newest);</li>
  *   <li>no lost wake-up: a submission waits only while the gate is open and an admission is held;</li>
  *   <li>each submission ended at most once; one whose cancel was requested has ended;</li>
- *   <li>the rule's count equals the admissions held (closeAndCheck relies on it).</li>
+ *   <li>the lane's count equals the admissions held (closeAndCheck relies on it).</li>
  * </ul>
  *
  * <p>Mutation-checked: with the engine's queue limit not applied (superseding nobody) the model
- * checker reports "3 submissions wait: only the newest may"; with the rule admitting while one runs,
- * "two admitted at once".
+ * checker reports "3 submissions wait: only the newest may". The one-permit rule is the serial
+ * gate's permit lane, model-checked with it.
  */
 @Param(name = "tid", gen = ThreadIdGen.class)
 public class LatestOnlyGateLincheckTest {
@@ -103,9 +104,9 @@ public class LatestOnlyGateLincheckTest {
         for (ConcurrentLinkedQueue<Admission> q : held) {
             holds += q.size();
         }
-        long ruleCount = ((LatestOnlyGate.OneAtATime) gate.engine).ruleAdmitted();
-        if (holds != ruleCount) {
-            throw new AssertionError(holds + " admissions held but the rule counts " + ruleCount);
+        long laneCount = 1 - ((PermitLane) gate.engine).freePermits(); // quiescent: no units in flight
+        if (holds != laneCount) {
+            throw new AssertionError(holds + " admissions held but the lane counts " + laneCount);
         }
         int waiting = 0;
         for (Waiter w : waiters) {
