@@ -21,7 +21,7 @@ import java.util.concurrent.TimeoutException;
  * <p><b>Admission rule.</b> A request for {@code n} permits is admitted when the bucket holds
  * {@code n} tokens. With a burst of 1 (the default) starts are evenly spaced, one interval apart;
  * after the gate has been idle for {@code burst} intervals, {@code burst} permits are admitted at
- * once, and never more.
+ * once, and never more (but see the schedule, below, for a stall of the JVM).
  *
  * <p><b>Fairness.</b> Waiters are served in arrival order (FIFO), each as soon as its tokens are
  * there; a newcomer is admitted at once only when nobody waits (no barging). A request for many
@@ -35,10 +35,16 @@ import java.util.concurrent.TimeoutException;
  * late), it fails then with {@link TimeoutException}. It is never admitted at or after its
  * deadline. Time is the clock of the scheduler the gate was created with, so a virtual-time
  * scheduler drives the gate exactly in tests. The gate keeps one timer, for the first waiter's
- * tokens or the earliest deadline, never one per waiter. A backlog keeps its schedule: when that
- * timer fires late (by less than an interval), the waiter is admitted at once and the ones behind it
- * keep their own times, so 10,000 waiters on 1,000 permits per second take 10 s, not 10 s plus
- * 10,000 timer latencies.
+ * tokens or the earliest deadline, never one per waiter.
+ *
+ * <p><b>The schedule.</b> A backlog keeps its schedule: each queued waiter has a slot, the time at
+ * which its tokens are there with every waiter ahead of it admitted on its own slot. When the timer
+ * fires late, or the JVM stalls (a GC pause, a descheduled thread), the waiters whose slots have
+ * passed are admitted at once when it resumes, and the ones behind keep their slots: 10,000 waiters
+ * on 1,000 permits per second take 10 s, not 10 s plus every stall. So the rate holds on the
+ * schedule (at most {@code burst} plus one permit per interval in any span of slots), and after a
+ * stall the admissions catch up. Where starts must never be closer than the interval on the clock,
+ * even after a stall, use {@link ThrottleGate}.
  *
  * <p><b>Try.</b> {@link #tryWithin(Task)} and {@link #tryAcquire()} admit only if the tokens are
  * there now and nobody waits; otherwise they complete on the cancelled channel without queueing and

@@ -16,7 +16,10 @@ import java.util.concurrent.Callable;
  * passed since the previous admission (at once, if the gate has been idle that long) and, with a
  * bound, fewer than {@link #maxRunning()} admitted operations have not yet left. Starts are never
  * closer than the interval, and never later than needed: a waiter is admitted at the instant both
- * hold (the interval has passed, and an exit has freed a place if it was full).
+ * hold (the interval has passed, and an exit has freed a place if it was full). After a stall (a
+ * late timer, a GC pause) the next start comes at once and the rest are spaced from it: unlike a
+ * {@link RateGate}, which keeps its schedule and catches up, a throttle never starts two operations
+ * closer than the interval on the clock.
  *
  * <p><b>Fairness.</b> Waiters are served in arrival order (FIFO); a newcomer is admitted at once only
  * when nobody waits (no barging).

@@ -85,7 +85,8 @@ public abstract class AdmissionEngine {
      *       the drain moves into the thread's trampoline, still owning, unless the admission leaves
      *       the rule full with one admitted (part 8).
      *    admit(w):        w.admit(null); if it fails (w departed meanwhile), ruleUndo(tag): by default
-     *       the weight goes back at once, to the next waiter in the same pass.
+     *       the weight goes back at once, to the next waiter in the same pass; if it wins,
+     *       ruleEntered(tag) (the tag read before the CAS: an admitted waiter may reuse its node).
      *
      * 3. Linearization points. Fast path: its CAS of owner (it decides under ownership), or the
      *    permit rule's RMW (part 9). A queued waiter: its push CAS is its place in line; its admission
@@ -173,14 +174,17 @@ public abstract class AdmissionEngine {
      *    release that finds an unserved waiter comes here, as a credit). So while nobody waits,
      *    entering and leaving take one atomic instruction each and never meet the owner. Queueing,
      *    hand-off, departure, expiry, resumption and close stay this engine's; the lane's state
-     *    machine is PermitLane's overview.
+     *    machine is PermitLane's overview. A token bucket (the rate gate) has a lane of time: its
+     *    tryEnterNow is a CAS on its theoretical arrival time while no waiter is registered, arrive
+     *    registers the waiter, and the count of registered waiters goes down only when a waiter has
+     *    departed (ruleDeparted) or is in (ruleEntered); its overview has the rest.
      *
      * 10. The rule (what a subclass states; owner only unless said):
      *    ruleTryEnter(tag)   admit this waiter now? (updates the rule's state if so)
      *    ruleCanEnter()      could some waiter be admitted now? (the engine takes arrivals only then)
      *    ruleLeave(w)        weights given back: exits, undone admissions (sums of ruleWeight)
      *    ruleAdmitted()      admissions outstanding (closeAndCheck)
-     *    optional: ruleUndo(tag), ruleSignal(n), ruleDeparted(w), ruleArrived(tag) (every taken
+     *    optional: ruleUndo(tag), ruleEntered(tag), ruleSignal(n), ruleDeparted(w), ruleArrived(tag) (every taken
      *    arrival; it may stamp the waiter with a new tag), ruleReadyAt(tag) (with a TimeSource: when
      *    a refused waiter could be admitted by time alone, for a rule of time), and the pure
      *    functions of a tag, called on any thread: ruleWeight, ruleDeadline (with a TimeSource),
@@ -316,6 +320,16 @@ public abstract class AdmissionEngine {
     protected void ruleUndo(Object tag) {
         ruleLeave(ruleWeight(tag));
     }
+
+    /**
+     * A queued waiter with {@code tag} that the rule admitted is in: its admit CAS won (the
+     * counterpart of {@link #ruleUndo}). A rule that lets arrivals in outside ownership while nobody
+     * waits (part 9) counts its waiters until this moment, so that no arrival enters between the
+     * rule's decision and an undo. By default nothing.
+     *
+     * @param tag the waiter's tag
+     */
+    protected void ruleEntered(Object tag) {}
 
     /**
      * Applies {@code count} signals sent with {@link #signal(int)}.
@@ -887,8 +901,11 @@ public abstract class AdmissionEngine {
 
     /** Owner only: admits {@code w}, decided with ruleTryEnter; undoes it if it departed first (I3). */
     private void admit(WaitNode w) {
-        if (!w.admit(null)) {
-            ruleUndo(w.tag());
+        Object tag = w.tag(); // read first: once admitted, the waiter may run on and reuse its node
+        if (w.admit(null)) {
+            ruleEntered(tag);
+        } else {
+            ruleUndo(tag);
         }
     }
 
@@ -900,7 +917,7 @@ public abstract class AdmissionEngine {
     private final class Expiry {
         private final TimeSource clock;
         private final WaitOrder.ByKey heap = new WaitOrder.ByKey(null);
-        private final Runnable fire = AdmissionEngine.this::expiryFired;
+        private final TimerRequest fire = AdmissionEngine.this::expiryFired; // the owner protocol: any thread
         /** The deadline the timer is armed for, or NO_DEADLINE. */
         private long armedAt = NO_DEADLINE;
         private Runnable disarmTimer;

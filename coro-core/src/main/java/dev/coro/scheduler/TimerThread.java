@@ -15,7 +15,9 @@ import java.util.concurrent.TimeUnit;
  * The shared timer of the schedulers that have no clock of their own (the work-stealing pool, the
  * inline scheduler, executor adapters): one daemon thread, {@code coro-timer}, that waits for due
  * times and then hands each due task to its target executor. It never runs the task itself unless the
- * target is the inline scheduler.
+ * target is the inline scheduler, or the target is the work-stealing pool and the task is a
+ * {@link dev.coro.internal.TimerRequest} (it only posts a request; queued behind the pool's work, it
+ * would fire late).
  *
  * <p>A {@link Timer} fires or is cancelled, exactly once: {@link Timer#cancel()} and the firing race on
  * one atomic exchange of the task reference, so a timer that reports "cancelled" never runs its task,

@@ -2,6 +2,7 @@ package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
 import dev.coro.internal.Durations;
+import dev.coro.internal.TimerRequest;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -198,7 +199,9 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
 
     /**
      * Runs {@code task} on this pool once {@code delay} has passed; never early. The shared timer
-     * thread waits for the delay, then submits the task as if from outside the pool.
+     * thread waits for the delay, then submits the task as if from outside the pool. (The timers of
+     * Coro's own gates only post a request to a lock-free owner; those run on the timer thread itself,
+     * so that a long queue of work does not make a gate's deadline or ready time late.)
      *
      * {@snippet :
      * Cancellable timeout = pool.schedule(() -> System.out.println("too slow"), Duration.ofSeconds(1));
@@ -236,6 +239,10 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     private void fire(Runnable task) {
         if (runState != RUNNING) {
             TimerThread.dropped(task); // a timer that fired while shutdown cancelled it: dropped like the others
+            return;
+        }
+        if (task instanceof TimerRequest request) {
+            request.run(); // on the timer thread, at its time: not behind the queued work
             return;
         }
         execute(task);

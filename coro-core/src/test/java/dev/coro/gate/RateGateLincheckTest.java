@@ -34,7 +34,9 @@ import org.junit.jupiter.api.Test;
  *   <li>only a waiter with a deadline fails, and only with a TimeoutException;</li>
  *   <li>each waiter ended at most once, and a waiter whose cancel was requested has ended;</li>
  *   <li>no lost wake-up: while a waiter waits, the gate is open and its one timer is armed (only
- *       time admits a waiter of a rate gate); at most one timer, ever.</li>
+ *       time admits a waiter of a rate gate); at most one timer, ever;</li>
+ *   <li>no leaked registration: once nobody waits and the bucket is full again, a try is admitted
+ *       (the fast path declines while any waiter is registered).</li>
  * </ul>
  */
 @Param(name = "tid", gen = ThreadIdGen.class)
@@ -80,6 +82,18 @@ public class RateGateLincheckTest {
     @Operation
     public void close() {
         gate.close();
+    }
+
+    /**
+     * Tries 1 permit (thread 2: 2 permits) on the fast path: admitted at once or not at all. An
+     * admission is timed by the clock read after it, as the waiters' are.
+     */
+    @Operation
+    public void tryAcquire(@Param(name = "tid") int tid) {
+        Waiter w = new Waiter(tid == 2 ? 2 : 1);
+        waiters.add(w);
+        w.future = gate.tryWithin(w.permits, Task.fromCallable(clock::nanoTime)).outcome()
+                .map(o -> o instanceof Outcome.Value<Long> ? w.ended(o) : w.refused()).toCompletableFuture();
     }
 
     private void start(int tid, long timeout) {
@@ -138,6 +152,15 @@ public class RateGateLincheckTest {
         if (clock.pending() > 1) {
             throw new AssertionError(clock.pending() + " timers pending: one per gate");
         }
+        boolean anyWaits = waiters.stream().anyMatch(w -> w.endings.get() == 0);
+        if (!anyWaits && !gate.isClosed()) {
+            clock.advance(BURST); // the bucket is full again
+            Object tried = gate.tryAcquire().outcome().toCompletableFuture().getNow(null);
+            if (!(tried instanceof Outcome.Value)) {
+                throw new AssertionError("nobody waits and the bucket is full, but a try was refused: "
+                        + "a waiter's registration leaked, and no arrival can enter at once any more");
+            }
+        }
     }
 
     @Test
@@ -156,7 +179,8 @@ public class RateGateLincheckTest {
     }
 
     private LincheckSupport.Check check() {
-        return LincheckSupport.lincheck(getClass()).scenarios(tickRacingACancelledHead(), closeRacingTheTimer());
+        return LincheckSupport.lincheck(getClass())
+                .scenarios(tickRacingACancelledHead(), closeRacingTheTimer(), aTryRacingTheOwnersDecision());
     }
 
     /**
@@ -177,6 +201,18 @@ public class RateGateLincheckTest {
                 "acquire 2; acquireWithin 1",
                 "tick | close | acquire 0",
                 null);
+    }
+
+    /**
+     * The bucket is empty; a waiter that found no token registers while a tick brings one and a try
+     * reads the same time: the owner's decision for the waiter and the try's fast path race for the
+     * one token, and exactly one of them may take it (the owner changes the bucket by CAS too).
+     */
+    static ExecutionScenario aTryRacingTheOwnersDecision() {
+        return LincheckSupport.scenario(RateGateLincheckTest.class,
+                "acquire 2",
+                "acquire 0 | tick | tryAcquire 1",
+                "tick");
     }
 
     /** One waiter, watched through its outcome. */
@@ -200,6 +236,12 @@ public class RateGateLincheckTest {
                     broken = "a waiter failed: " + f.error();
                 }
             }
+            endings.incrementAndGet();
+            return null;
+        }
+
+        /** A try that was not admitted: it ended, and nothing more. */
+        Void refused() {
             endings.incrementAndGet();
             return null;
         }

@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -57,6 +60,114 @@ class RateGateTest {
         assertFalse(started.get(2).isDone(), "a throttle started closer than its interval");
         throttleClock.advance(3 * MS);
         assertEquals(23 * MS, done(started.get(2)));
+    }
+
+    /**
+     * The gate's timer (or the whole JVM: a GC pause, a descheduled thread) stalls past several
+     * slots: when it fires at 35 ms, the waiters whose slots (10, 20, 30 ms) have passed are admitted
+     * at once, and the ones behind keep theirs (40, 50 ms). A throttle starts one then and spaces the
+     * rest an interval apart from it.
+     */
+    @Test
+    void aStallPastSeveralSlotsIsCaughtUpAndTheRestKeepTheirSlots() {
+        RateGate gate = new RateGate(100, 1, clock); // one every 10 ms
+        List<CompletableFuture<Long>> admitted = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            admitted.add(gate.within(Task.fromCallable(clock::nanoTime)).toCompletableFuture());
+        }
+        clock.advance(35 * MS);
+        for (int k = 1; k <= 3; k++) {
+            assertEquals(35 * MS, done(admitted.get(k)), "slot " + k + " passed during the stall");
+        }
+        assertFalse(admitted.get(4).isDone(), "admitted before its slot");
+        clock.advance(5 * MS);
+        assertEquals(40 * MS, done(admitted.get(4)));
+        clock.advance(10 * MS);
+        assertEquals(50 * MS, done(admitted.get(5)));
+
+        ManualScheduler throttleClock = new ManualScheduler();
+        ThrottleGate throttle = new ThrottleGate(Duration.ofMillis(10), throttleClock);
+        List<CompletableFuture<Long>> started = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            started.add(throttle.within(Task.fromCallable(throttleClock::nanoTime)).toCompletableFuture());
+        }
+        throttleClock.advance(35 * MS);
+        assertEquals(35 * MS, done(started.get(1)));
+        assertFalse(started.get(2).isDone(), "a throttle started closer than its interval");
+        throttleClock.advance(10 * MS);
+        assertEquals(45 * MS, done(started.get(2)));
+    }
+
+    /**
+     * A gate on a pool's clock whose only worker is busy: the gate's timer still admits the waiter
+     * (here one that runs on no pool, so it runs where it is admitted), because the gate's timer only
+     * posts a request and runs on the timer thread, not queued behind the pool's work. The pool is
+     * busy until the waiter has been admitted; the bounded get only turns a hang into a failure.
+     */
+    @Test
+    void aBusyPoolDoesNotDelayTheGatesTimer() throws Exception {
+        try (WorkStealingPool pool = WorkStealingPool.create(1)) {
+            CountDownLatch admitted = new CountDownLatch(1);
+            pool.execute(() -> {
+                try {
+                    admitted.await(); // the pool's only worker is busy until the waiter is admitted
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            RateGate gate = new RateGate(2, 1, pool); // one every 500 ms, on the pool's clock and timers
+            assertInstanceOf(Outcome.Value.class, gate.tryAcquire().outcome().toCompletableFuture().getNow(null));
+            CompletableFuture<Void> waiter = gate.within(Task.fromRunnable(admitted::countDown)).toCompletableFuture();
+            try {
+                waiter.get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                admitted.countDown();
+                throw new AssertionError("the gate's timer waited behind the busy pool's queue", e);
+            }
+        }
+    }
+
+    /**
+     * A request for 5 waits for its tokens; at 20 ms two are there, but a try for one is refused
+     * and a request for one queues behind it (no barging); once the line has drained and the bucket
+     * is full again, arrivals enter at once again (no waiter stays registered).
+     */
+    @Test
+    void aSmallRequestDoesNotOvertakeALargeOneThatWaits() {
+        RateGate gate = new RateGate(100, 5, clock); // one every 10 ms, bursts of 5
+        assertTrue(admittedAt(gate.acquire(5).map(a -> null).then(Task.value(null))).isDone());
+        CompletableFuture<Long> large = admittedAt(gate.within(5, Task.value(null)));
+        clock.advance(20 * MS);
+        assertFalse(large.isDone(), "admitted before its tokens were there");
+        assertFalse(gate.tryAcquire().outcome().toCompletableFuture().getNow(null) instanceof Outcome.Value,
+                "a try took a token while a request waited for it");
+        CompletableFuture<Long> small = admittedAt(gate.within(Task.value(null)));
+        clock.advance(30 * MS);
+        assertEquals(50 * MS, done(large));
+        assertFalse(small.isDone(), "the small request was admitted with the large one's tokens");
+        clock.advance(10 * MS);
+        assertEquals(60 * MS, done(small));
+        clock.advance(50 * MS); // full again
+        for (int i = 0; i < 5; i++) {
+            assertInstanceOf(Outcome.Value.class, gate.tryAcquire().outcome().toCompletableFuture().getNow(null),
+                    "nobody waits and the bucket is full, but a try was refused");
+        }
+    }
+
+    /**
+     * The rule's undo (the admitted waiter had departed, its admit CAS lost): the tokens go back, so
+     * the next arrival takes them at once.
+     */
+    @Test
+    void anUndoneAdmissionGivesItsTokensBack() {
+        TokenBucket bucket = new TokenBucket("RateGate", 10 * MS, 1, Long.MAX_VALUE, true, new SchedulerClock(clock));
+        Long one = 1L;
+        bucket.runOwned(() -> {
+            assertTrue(bucket.ruleTryEnter(one));
+            bucket.ruleUndo(one);
+        });
+        assertTrue(bucket.tryEnterNow(one), "the undone admission kept its token");
+        assertFalse(bucket.tryEnterNow(one), "a token twice");
     }
 
     @Test
