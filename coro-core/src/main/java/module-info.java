@@ -14,6 +14,7 @@
  * primitive's rule runs on, among it) and is not exported.
  */
 module dev.coro {
+    requires jdk.jfr; // the JFR events (dev.coro.internal.WaitEvent): part of the JDK
     exports dev.coro.cancel;
     exports dev.coro.gate;
     exports dev.coro.scheduler;

@@ -22,6 +22,7 @@ abstract class AdmissionGate {
 
     AdmissionGate(AdmissionEngine engine) {
         this.engine = engine;
+        engine.observedAs(getClass()); // its waits are recorded as this gate's
     }
 
     /**

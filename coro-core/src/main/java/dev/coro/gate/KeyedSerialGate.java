@@ -167,6 +167,7 @@ public final class KeyedSerialGate<K> {
             throw new IllegalArgumentException("maxConcurrentKeys must be positive, got " + maxConcurrentKeys);
         }
         this.keySlots = new PermitLane(maxConcurrentKeys);
+        keySlots.observedAs(KeyedSerialGate.class);
         this.takeSlot = Task.create(keySlots.waitingDoor(null));
         this.tryTakeSlot = Task.create(keySlots.tryingDoor(null));
     }
@@ -509,6 +510,7 @@ public final class KeyedSerialGate<K> {
         KeyLane(Entry<K> entry) {
             super(1);
             this.entry = entry;
+            observedAs(KeyedSerialGate.class);
             boolean taken = tryEnterNow(null); // the holder's unit: not yet shared, so it succeeds
             assert taken;
         }

@@ -235,6 +235,8 @@ public abstract class AdmissionEngine {
     private volatile boolean closeRequested;
     /** Owner only: a waiter admitted by the rule whose admit CAS waits for the trampoline (part 8). */
     private WaitNode admitting;
+    /** The primitive's class, as its waits are recorded ({@link #observedAs}); set before sharing. */
+    private Class<?> primitive;
     /** The owning thread, kept only when assertions are enabled (I1). */
     private Thread ownerThread;
 
@@ -277,6 +279,18 @@ public abstract class AdmissionEngine {
         this.queueLimit = queueLimit;
         // deadlines are known only once taken; a limit supersedes only the waiters it has taken (I6)
         this.takesEveryArrival = watchesArrivals || clock != null || queueLimit != Integer.MAX_VALUE;
+        this.primitive = getClass();
+    }
+
+    /**
+     * Names the primitive this engine serves, as its waits are recorded ({@link WaitEvent}): the
+     * gate or mutex class, instead of the engine's own. Call it once, while constructing the
+     * primitive, before the engine is shared.
+     *
+     * @param type the primitive's class
+     */
+    public final void observedAs(Class<?> type) {
+        primitive = type;
     }
 
     // ---- the rule (part 10): owner only, unless said ----
@@ -511,6 +525,7 @@ public abstract class AdmissionEngine {
             return;
         }
         node.tag(tag); // published by the push
+        node.waitEvent(WaitEvent.startIfEnabled(primitive, ruleWeight(tag))); // null unless recording
         if (intake.push(node) != null) {
             arrivalRefused(tag);
             node.abandon(); // refused: CLOSED
@@ -565,6 +580,10 @@ public abstract class AdmissionEngine {
 
     /** The intake's Departures: a queued waiter departed (its node's hook, on the departing thread). */
     private void waiterDeparted(WaitNode node) {
+        WaitEvent e = node.takeWaitEvent();
+        if (e != null) {
+            e.finish(WaitEvent.CANCELLED); // an expiry took it before it rejected the node
+        }
         postDeparture(ruleWeight(node.tag()));
     }
 
@@ -902,10 +921,17 @@ public abstract class AdmissionEngine {
     /** Owner only: admits {@code w}, decided with ruleTryEnter; undoes it if it departed first (I3). */
     private void admit(WaitNode w) {
         Object tag = w.tag(); // read first: once admitted, the waiter may run on and reuse its node
+        WaitEvent e = w.takeWaitEvent();
         if (w.admit(null)) {
             ruleEntered(tag);
+            if (e != null) {
+                e.finish(WaitEvent.ADMITTED);
+            }
         } else {
             ruleUndo(tag);
+            if (e != null) {
+                e.finish(WaitEvent.CANCELLED); // it departed first; its departure found the event taken
+            }
         }
     }
 
@@ -994,7 +1020,11 @@ public abstract class AdmissionEngine {
                     break;
                 }
                 heap.removeFirst();
-                w.reject(ruleTimeout(w.tag())); // departs: its weight reaches ruleDeparted next pass
+                WaitEvent e = w.takeWaitEvent();
+                boolean expired = w.reject(ruleTimeout(w.tag())); // departs: its weight reaches ruleDeparted next pass
+                if (e != null) {
+                    e.finish(expired ? WaitEvent.TIMED_OUT : WaitEvent.CANCELLED);
+                }
             }
             if (heap.size() > 0 && heap.firstKey() < armedAt) {
                 arm(heap.firstKey());

@@ -54,6 +54,12 @@ public abstract class WaitNode extends SignalList.Node {
      * set through a completer's {@code onCancel}, or {@link #HOOK_DONE}. Run once, by {@link #departed()}.
      */
     private volatile Object hook;
+    /**
+     * The JFR event timing this node's wait ({@link WaitEvent}), or null: set by the engine before the
+     * push publishes the node, only while a recording enables the event; taken once, by whichever path
+     * ends the wait.
+     */
+    private volatile WaitEvent waitEvent;
 
     /** Creates an unqueued node. */
     protected WaitNode() {}
@@ -75,6 +81,20 @@ public abstract class WaitNode extends SignalList.Node {
      */
     public final void tag(Object tag) {
         this.tag = tag;
+    }
+
+    /** Sets the wait's JFR event, before the push that publishes the node. */
+    final void waitEvent(WaitEvent event) {
+        waitEvent = event;
+    }
+
+    /**
+     * Takes the wait's JFR event, once: the path that ends the wait commits it.
+     *
+     * @return the event, or null (none was started, or another path took it)
+     */
+    final WaitEvent takeWaitEvent() {
+        return waitEvent == null ? null : (WaitEvent) WAIT_EVENT.getAndSet(this, (WaitEvent) null);
     }
 
     /**
@@ -164,10 +184,12 @@ public abstract class WaitNode extends SignalList.Node {
     }
 
     private static final VarHandle HOOK;
+    private static final VarHandle WAIT_EVENT;
 
     static {
         try {
             HOOK = MethodHandles.lookup().findVarHandle(WaitNode.class, "hook", Object.class);
+            WAIT_EVENT = MethodHandles.lookup().findVarHandle(WaitNode.class, "waitEvent", WaitEvent.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -83,7 +83,9 @@ public final class AsyncMutex {
     private final Task<Void> lock = Task.create(lane.waitingDoor(null));
 
     /** Creates an unlocked mutex. */
-    public AsyncMutex() {}
+    public AsyncMutex() {
+        lane.observedAs(AsyncMutex.class); // its waits are recorded as the mutex's
+    }
 
     /**
      * Takes the lock if it is free and nobody is waiting; never waits.
