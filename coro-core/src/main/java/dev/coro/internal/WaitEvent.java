@@ -31,9 +31,7 @@ public final class WaitEvent extends Event {
     /** What the waiter ended with. */
     public static final String ADMITTED = "admitted", CANCELLED = "cancelled", TIMED_OUT = "timed out";
 
-    /** {@code -Dcoro.jfr=off}: no check, no event (a constant the JIT folds away). */
-    private static final boolean OFF = "off".equals(System.getProperty("coro.jfr"));
-    private static final EventType TYPE = OFF ? null : EventType.getEventType(WaitEvent.class);
+    private static final EventType TYPE = CoroEvents.OFF ? null : EventType.getEventType(WaitEvent.class);
 
     @Label("Primitive")
     @Description("The class of the gate or mutex the task waited on")
@@ -58,7 +56,7 @@ public final class WaitEvent extends Event {
      * @return the started event, or null
      */
     static WaitEvent startIfEnabled(Class<?> primitive, long weight) {
-        if (OFF || !TYPE.isEnabled()) {
+        if (CoroEvents.OFF || !TYPE.isEnabled()) {
             return null;
         }
         WaitEvent e = new WaitEvent();

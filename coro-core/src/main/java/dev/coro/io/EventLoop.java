@@ -1,6 +1,7 @@
 package dev.coro.io;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.internal.CoroEvents;
 import dev.coro.internal.Durations;
 import dev.coro.scheduler.Scheduler;
 import java.io.IOException;
@@ -544,10 +545,22 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     private void run() {
         try {
             while (runState == RUNNING) {
+                CoroEvents.LoopIteration event = CoroEvents.OFF ? null : new CoroEvents.LoopIteration(); // JFR
+                long selectStart = event != null && event.isEnabled() ? System.nanoTime() : 0;
                 select();
+                if (selectStart != 0) {
+                    event.selectNanos = System.nanoTime() - selectStart;
+                }
+                if (event != null) {
+                    event.begin();
+                }
                 processReady();
                 runInbox();
                 fireDueTimers();
+                if (event != null && event.shouldCommit()) {
+                    event.loop = thread.getName();
+                    event.commit();
+                }
             }
         } catch (Throwable fatal) { // the selector failed: nothing more can be waited for
             report(fatal);
@@ -640,6 +653,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
             timersChanged();
             Runnable task = t.take();
             if (task != null) {
+                CoroEvents.timerFired(thread.getName(), now - t.deadline); // JFR, if it was late
                 runTask(task);
             }
         }

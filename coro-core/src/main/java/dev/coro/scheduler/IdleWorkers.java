@@ -1,5 +1,6 @@
 package dev.coro.scheduler;
 
+import dev.coro.internal.CoroEvents;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
@@ -198,9 +199,18 @@ final class IdleWorkers {
      * stray interrupts (a parked worker is not interruptible: its tasks are).
      */
     void awaitUnpark(Worker w, WorkStealingPool pool) {
+        CoroEvents.WorkerPark event = CoroEvents.OFF ? null : new CoroEvents.WorkerPark(); // JFR; folded away when disabled
+        if (event != null) {
+            event.begin();
+        }
         while (w.parked && !pool.isStopping()) {
             LockSupport.park(this);
             Thread.interrupted(); // an interrupt would make park return at once, forever
+        }
+        if (event != null && event.shouldCommit()) {
+            event.pool = pool.name();
+            event.worker = w.index;
+            event.commit();
         }
     }
 

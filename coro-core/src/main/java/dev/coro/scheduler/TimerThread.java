@@ -1,6 +1,7 @@
 package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.internal.CoroEvents;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Set;
@@ -55,6 +56,7 @@ final class TimerThread {
      */
     static Timer schedule(Runnable task, long delayNanos, Executor target, Set<Timer> registry) {
         Timer timer = new Timer(task, target, registry);
+        timer.due = System.nanoTime() + Math.max(0, delayNanos); // for the TimerLate event
         if (registry != null) {
             registry.add(timer);
         }
@@ -127,6 +129,9 @@ final class TimerThread {
         private final Set<Timer> registry;
         private volatile ScheduledFuture<?> future;
 
+        /** When it is due, by System.nanoTime(); written before the timer is scheduled. */
+        long due;
+
         Timer(Runnable task, Executor target, Set<Timer> registry) {
             this.target = target;
             this.registry = registry;
@@ -186,6 +191,7 @@ final class TimerThread {
             if (t == null) {
                 return;
             }
+            CoroEvents.timerFired("coro-timer", System.nanoTime() - due); // JFR, if it fired late
             Executor e = target;
             target = null;
             if (registry != null) {

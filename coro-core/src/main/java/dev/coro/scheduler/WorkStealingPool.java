@@ -236,6 +236,11 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
         return timer;
     }
 
+    /** The pool's name (its workers' thread-name prefix), for its JFR events. */
+    String name() {
+        return name;
+    }
+
     private void fire(Runnable task) {
         if (runState != RUNNING) {
             TimerThread.dropped(task); // a timer that fired while shutdown cancelled it: dropped like the others
