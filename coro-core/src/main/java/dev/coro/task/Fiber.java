@@ -35,11 +35,14 @@ final class Fiber<T> extends Completion implements Runnable {
     private int sp;
     /** The suspension in progress, or null. */
     private AsyncStep step;
+    /** The thread contexts captured at the start, installed around each run; null: none registered. */
+    private final ContextPropagation.Carried carried;
 
     Fiber(Task<? extends T> task, Context ctx, Listener listener) {
         this.cur = task;
         this.ctx = ctx;
         this.listener = listener;
+        this.carried = ContextPropagation.capture(); // on the starting thread
     }
 
     /** Starts the fiber on its context's scheduler (submitted, never inline). */
@@ -55,6 +58,21 @@ final class Fiber<T> extends Completion implements Runnable {
 
     @Override
     public void run() {
+        ContextPropagation.Carried c = carried;
+        if (c == null) {
+            runSteps();
+            return;
+        }
+        Object[] previous = c.install();
+        try {
+            runSteps();
+        } finally {
+            c.restore(previous); // final state only: another thread may be running this fiber by now
+        }
+    }
+
+    /** Runs the fiber until it suspends or completes. */
+    private void runSteps() {
         AsyncStep s = step;
         if (s != null) { // resumed after a suspension
             step = null;
