@@ -1,5 +1,8 @@
 package dev.coro.bench;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -10,11 +13,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.CommandLineOptionException;
 import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
@@ -33,6 +38,12 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *
  * <p>A benchmark that fails (its result check throws, or its fork dies) is reported as such in the
  * table, never dropped silently.
+ *
+ * <p>Besides the table, a run keeps JMH's results in JMH's JSON format ({@code results.json}, unless
+ * {@code -rf} or {@code -rff} asks for another file) and writes a Markdown report with one bar chart
+ * per workload ({@link Report}), both in {@code coro-bench/target/report/} (the system property
+ * {@code bench.report} names another directory). Before each benchmark it prints
+ * {@code workload i of n: <workload> <implementation>} ({@link ProgressOutput}).
  *
  * <p>{@code --memory} runs only {@link WaiterMemory} (retained heap per waiter on a held lock) in a
  * JVM of its own, passing it the remaining arguments; a run without a regex (the whole suite) runs
@@ -65,6 +76,20 @@ public final class Compare {
                 n *= Long.parseLong(r.getParams().getParam(p));
             }
             return n;
+        }
+
+        /**
+         * The item parameters of a result, for headings.
+         *
+         * @param r a result of this workload
+         * @return {@code name=value} pairs joined by commas, empty if the workload has no item parameters
+         */
+        String describe(RunResult r) {
+            StringBuilder d = new StringBuilder();
+            for (String p : itemParams) {
+                d.append(d.isEmpty() ? "" : ",").append(p).append('=').append(r.getParams().getParam(p));
+            }
+            return d.toString();
         }
 
         /** The values of the item parameters of {@code r}, to group its results by. */
@@ -124,6 +149,7 @@ public final class Compare {
      * @throws RunnerException if JMH cannot run at all
      */
     public static void main(String[] args) throws RunnerException {
+        System.setProperty("java.awt.headless", "true"); // the report's charts are drawn with no display
         List<String> jmhArgs = new ArrayList<>(List.of(args));
         boolean quick = jmhArgs.remove("--quick") | Boolean.getBoolean("bench.quick");
         if (jmhArgs.remove("--memory")) {
@@ -188,10 +214,32 @@ public final class Compare {
             // JMH 1.37 reads field offsets through sun.misc.Unsafe; quiet the JDK 24+ warning in forks
             options.jvmArgsPrepend("--sun-misc-unsafe-memory-access=allow");
         }
+        // JMH's results as JSON in the report directory, unless -rf or -rff asks for another file
+        Path reportDir = Report.directory();
+        boolean json = !cmd.getResultFormat().hasValue() && !cmd.getResult().hasValue();
+        if (json) {
+            try {
+                Files.createDirectories(reportDir);
+            } catch (IOException e) {
+                throw new RunnerException("cannot create the report directory " + reportDir, e);
+            }
+            options.resultFormat(ResultFormatType.JSON).result(reportDir.resolve(Report.RESULTS).toString());
+        }
         boolean everything = cmd.getIncludes().isEmpty();
-        Collection<RunResult> results = new Runner(options.build()).run();
+        Options built = options.build();
+        Collection<RunResult> results = new Runner(built, ProgressOutput.create(built)).run();
+        List<Comparison> comparisons = comparisons(results, includes, cmd.getExcludes());
         System.out.println();
-        System.out.print(table(results, includes, cmd.getExcludes()));
+        System.out.print(table(comparisons));
+        try {
+            Path report = Report.write(reportDir, comparisons, setup(), json);
+            System.out.println();
+            System.out.println("report: " + report
+                    + (json ? ", JMH's results: " + reportDir.resolve(Report.RESULTS) : ""));
+        } catch (IOException | RuntimeException e) {
+            // the table above has the figures; a report that cannot be written does not fail the run
+            System.out.println("report: NOT WRITTEN (" + e + ")");
+        }
         if (everything) {
             // the whole suite includes the waiter-memory measurement (a plain main, not JMH)
             System.out.println();
@@ -252,19 +300,84 @@ public final class Compare {
         }
     }
 
-    /** The comparison table; rows in the order of {@link #WORKLOADS}, baseline first. */
-    static String table(Collection<RunResult> results, List<String> includes, List<String> excludes) {
+    /**
+     * One implementation's figures in one comparison: JMH's average time per operation, and that time
+     * and its error divided by the operation's item count. {@link #ran} is false for an implementation
+     * that was selected but has no result (its benchmark failed or did not run); its times are then NaN.
+     *
+     * @param impl the implementation (the benchmark method's name)
+     * @param ran whether it has a result
+     * @param items items in one operation
+     * @param nsPerOp JMH's average time per operation, in nanoseconds
+     * @param nsPerItem {@code nsPerOp / items}
+     * @param errorPerItem JMH's score error (99.9 %) divided the same way; NaN with fewer than three iterations
+     * @param coroOverThis the baseline's time over this one's (below 1: Coro is faster); NaN without a baseline
+     */
+    record Figures(String impl, boolean ran, long items, double nsPerOp, double nsPerItem, double errorPerItem,
+            double coroOverThis) {
+        /**
+         * Items per second at {@link #nsPerItem}.
+         *
+         * @return {@code 1e9 / nsPerItem}
+         */
+        double itemsPerSecond() {
+            return 1e9 / nsPerItem;
+        }
+
+        /**
+         * The ratio as the table prints it.
+         *
+         * @return "baseline", "coro/fjp = 0.85x", or why there is none
+         */
+        String ratio() {
+            if (impl.equals(BASELINE)) {
+                return "baseline";
+            }
+            return Double.isNaN(coroOverThis) ? "coro/" + impl + " = n/a (no coro result)"
+                    : String.format(Locale.ROOT, "coro/%s = %.2fx", impl, coroOverThis);
+        }
+    }
+
+    /**
+     * One overhead row of a workload with a work alone: an implementation's time per item minus the
+     * Coro work alone's, and minus its own runtime's work alone, each with Coro's overhead over it.
+     *
+     * @param impl the implementation
+     * @param overCoroAlone its ns per item minus the Coro work alone's (NaN if either has no result)
+     * @param ratioCoroAlone Coro's {@code overCoroAlone} over this one's, as printed
+     * @param overOwnAlone its ns per item minus its own runtime's work alone's
+     * @param ratioOwnAlone Coro's overhead over its own work alone over this one's, as printed
+     * @param ownAlone the name of its own runtime's work alone
+     */
+    record Overhead(String impl, double overCoroAlone, String ratioCoroAlone, double overOwnAlone,
+            String ratioOwnAlone, String ownAlone) {}
+
+    /**
+     * A workload's results at one set of item parameters (one comparison unless {@code -p} gives
+     * several values): the selected implementations in the workload's order, baseline first.
+     *
+     * @param workload the workload
+     * @param params the item parameters, as {@code name=value} joined by commas (empty if none)
+     * @param rows one per selected implementation
+     * @param overheads the overhead rows, empty unless the workload has a work alone
+     */
+    record Comparison(Workload workload, String params, List<Figures> rows, List<Overhead> overheads) {}
+
+    /**
+     * Computes the comparisons of the workloads that {@code includes} and {@code excludes} select, in
+     * the order of {@link #WORKLOADS}. The console table and the Markdown report both print these.
+     *
+     * @param results JMH's results
+     * @param includes the include regexes of the run
+     * @param excludes its exclude regexes
+     * @return one comparison per selected workload and parameter set
+     */
+    static List<Comparison> comparisons(Collection<RunResult> results, List<String> includes, List<String> excludes) {
         Map<String, List<RunResult>> byBenchmark = new LinkedHashMap<>();
         for (RunResult r : results) {
             byBenchmark.computeIfAbsent(r.getParams().getBenchmark(), k -> new ArrayList<>()).add(r);
         }
-        StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "Coro vs peers, %d workers, JDK %s, %d cores. Time per item = "
-                + "JMH average time per operation / items per operation; coro/x below 1 means Coro is faster.%n",
-                Pools.WORKERS, Runtime.version(), Runtime.getRuntime().availableProcessors()));
-        String header = String.format(Locale.ROOT, "%-17s %-20s %8s %12s %12s %9s %15s   %s%n",
-                "workload", "implementation", "items", "ms/op", "ns/item", "± ns", "items/s", "ratio");
-        out.append(header).append("-".repeat(header.length() - 1)).append('\n');
+        List<Comparison> comparisons = new ArrayList<>();
         for (Workload w : WORKLOADS) {
             // group the results of this workload by parameter set (one group unless -p gives several)
             Map<String, Map<String, RunResult>> byParams = new LinkedHashMap<>();
@@ -287,39 +400,31 @@ public final class Compare {
                 byParams.put("?", Map.of());
             }
             for (Map<String, RunResult> group : byParams.values()) {
-                RunResult base = group.get(BASELINE);
-                for (String impl : selected) {
-                    RunResult r = group.get(impl);
-                    if (r == null) {
-                        out.append(String.format(Locale.ROOT, "%-17s %-20s %s%n", w.label(), impl,
-                                "NO RESULT: the benchmark failed or was not run (see the JMH log above)"));
-                        continue;
-                    }
-                    long items = w.items(r);
-                    Result<?> primary = r.getPrimaryResult();
-                    double nsPerOp = toNanos(primary.getScore(), primary.getScoreUnit());
-                    double errPerItem = toNanos(primary.getScoreError(), primary.getScoreUnit()) / items;
-                    double nsPerItem = nsPerOp / items;
-                    String ratio;
-                    if (impl.equals(BASELINE)) {
-                        ratio = "baseline";
-                    } else if (base == null) {
-                        ratio = "coro/" + impl + " = n/a (no coro result)";
-                    } else {
-                        double baseNs = toNanos(base.getPrimaryResult().getScore(), base.getPrimaryResult().getScoreUnit());
-                        ratio = String.format(Locale.ROOT, "coro/%s = %.2fx", impl, baseNs / nsPerOp);
-                    }
-                    out.append(String.format(Locale.ROOT, "%-17s %-20s %8d %12.3f %12.1f %9s %15s   %s%n",
-                            w.label(), impl, items, nsPerOp / 1e6, nsPerItem,
-                            Double.isNaN(errPerItem) ? "n/a" : String.format(Locale.ROOT, "%.1f", errPerItem),
-                            String.format(Locale.ROOT, "%,.0f", 1e9 / nsPerItem), ratio));
-                }
-                if (w.workAlone() != null) {
-                    overhead(out, w, group, selected);
-                }
+                comparisons.add(comparison(w, group, selected));
             }
         }
-        return out.toString();
+        return comparisons;
+    }
+
+    /** The comparison of {@code selected} in one parameter set of {@code w}. */
+    private static Comparison comparison(Workload w, Map<String, RunResult> group, List<String> selected) {
+        double baseNs = nsPerItemOf(w, group, BASELINE);
+        List<Figures> rows = new ArrayList<>();
+        String params = "";
+        for (String impl : selected) {
+            RunResult r = group.get(impl);
+            if (r == null) {
+                rows.add(new Figures(impl, false, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN));
+                continue;
+            }
+            params = w.describe(r);
+            long items = w.items(r);
+            Result<?> primary = r.getPrimaryResult();
+            double nsPerItem = nsPerItem(w, r);
+            rows.add(new Figures(impl, true, items, toNanos(primary.getScore(), primary.getScoreUnit()), nsPerItem,
+                    toNanos(primary.getScoreError(), primary.getScoreUnit()) / items, baseNs / nsPerItem));
+        }
+        return new Comparison(w, params, rows, w.workAlone() == null ? List.of() : overheads(w, group, selected));
     }
 
     /**
@@ -328,26 +433,84 @@ public final class Compare {
      * alone's, and minus its own runtime's work alone (the same for Coro), each with Coro's overhead
      * over the peer's.
      */
-    private static void overhead(StringBuilder out, Workload w, Map<String, RunResult> group, List<String> selected) {
-        out.append(String.format(Locale.ROOT, "%s: overhead per %s = ns/%s minus the ns/%s of the same tasks "
-                + "with no gate, on Coro (%s) and on the implementation's own runtime%n",
-                w.label(), w.itemName(), w.itemName(), w.itemName(), w.workAlone()));
-        out.append(String.format(Locale.ROOT, "%-17s %-20s %12s   %-26s %12s   %-26s %s%n", "workload", "implementation",
-                "- " + w.workAlone(), "ratio", "- own", "ratio", "own work alone"));
+    private static List<Overhead> overheads(Workload w, Map<String, RunResult> group, List<String> selected) {
         double coroAlone = nsPerItemOf(w, group, w.workAlone());
         double baseOverhead = nsPerItemOf(w, group, BASELINE) - coroAlone;
+        List<Overhead> rows = new ArrayList<>();
         for (String impl : selected) {
             if (impl.startsWith("work") || w.ownWorkAlone().containsValue(impl) || !group.containsKey(impl)) {
                 continue;
             }
-            String own = w.ownWorkAlone().getOrDefault(impl, w.workAlone());
+            String own = w.ownWorkAlone().getOrDefault(impl, w.workAlone()); // Coro's own is workAlone
             double ns = nsPerItemOf(w, group, impl);
             double overhead = ns - coroAlone;
             double ownOverhead = ns - nsPerItemOf(w, group, own);
-            out.append(String.format(Locale.ROOT, "%-17s %-20s %9.1f ns   %-26s %9.1f ns   %-26s %s%n",
-                    w.label(), impl, overhead, overheadRatio(impl, baseOverhead, overhead), ownOverhead,
-                    overheadRatio(impl, baseOverhead, ownOverhead), own)); // Coro's own is workAlone
+            rows.add(new Overhead(impl, overhead, overheadRatio(impl, baseOverhead, overhead), ownOverhead,
+                    overheadRatio(impl, baseOverhead, ownOverhead), own));
         }
+        return rows;
+    }
+
+    /**
+     * The sentence above the table and the report: the setup, and how to read a ratio.
+     *
+     * @return the sentence, without a line break
+     */
+    static String setup() {
+        return String.format(Locale.ROOT, "Coro vs peers, %d workers, JDK %s, %d cores. Time per item = "
+                + "JMH average time per operation / items per operation; coro/x below 1 means Coro is faster.",
+                Pools.WORKERS, Runtime.version(), Runtime.getRuntime().availableProcessors());
+    }
+
+    /**
+     * The console table of {@code comparisons}: per row, items, ms/op, ns/item with its error, items per
+     * second and the ratio; then the overhead rows of a workload with a work alone.
+     *
+     * @param comparisons from {@link #comparisons}
+     * @return the table, lines ending in a line break
+     */
+    static String table(List<Comparison> comparisons) {
+        StringBuilder out = new StringBuilder();
+        out.append(setup()).append('\n');
+        String header = String.format(Locale.ROOT, "%-17s %-20s %8s %12s %12s %9s %15s   %s%n",
+                "workload", "implementation", "items", "ms/op", "ns/item", "± ns", "items/s", "ratio");
+        out.append(header).append("-".repeat(header.length() - 1)).append('\n');
+        for (Comparison c : comparisons) {
+            Workload w = c.workload();
+            for (Figures f : c.rows()) {
+                if (!f.ran()) {
+                    out.append(String.format(Locale.ROOT, "%-17s %-20s %s%n", w.label(), f.impl(),
+                            "NO RESULT: the benchmark failed or was not run (see the JMH log above)"));
+                    continue;
+                }
+                out.append(String.format(Locale.ROOT, "%-17s %-20s %8d %12.3f %12.1f %9s %15s   %s%n",
+                        w.label(), f.impl(), f.items(), f.nsPerOp() / 1e6, f.nsPerItem(), error(f),
+                        String.format(Locale.ROOT, "%,.0f", f.itemsPerSecond()), f.ratio()));
+            }
+            if (w.workAlone() != null) {
+                out.append(String.format(Locale.ROOT, "%s: overhead per %s = ns/%s minus the ns/%s of the same "
+                        + "tasks with no gate, on Coro (%s) and on the implementation's own runtime%n",
+                        w.label(), w.itemName(), w.itemName(), w.itemName(), w.workAlone()));
+                out.append(String.format(Locale.ROOT, "%-17s %-20s %12s   %-26s %12s   %-26s %s%n", "workload",
+                        "implementation", "- " + w.workAlone(), "ratio", "- own", "ratio", "own work alone"));
+                for (Overhead o : c.overheads()) {
+                    out.append(String.format(Locale.ROOT, "%-17s %-20s %9.1f ns   %-26s %9.1f ns   %-26s %s%n",
+                            w.label(), o.impl(), o.overCoroAlone(), o.ratioCoroAlone(), o.overOwnAlone(),
+                            o.ratioOwnAlone(), o.ownAlone()));
+                }
+            }
+        }
+        return out.toString();
+    }
+
+    /**
+     * The error per item as the tables print it.
+     *
+     * @param f the figures
+     * @return the error with one decimal, or "n/a" (JMH gives none with fewer than three iterations)
+     */
+    static String error(Figures f) {
+        return Double.isNaN(f.errorPerItem()) ? "n/a" : String.format(Locale.ROOT, "%.1f", f.errorPerItem());
     }
 
     private static String overheadRatio(String impl, double coro, double peer) {
@@ -364,7 +527,7 @@ public final class Compare {
         return r == null ? Double.NaN : nsPerItem(w, r);
     }
 
-    /** Nanoseconds per item of {@code r}. */
+    /** Nanoseconds per item of {@code r}: JMH's average time per operation over the operation's items. */
     private static double nsPerItem(Workload w, RunResult r) {
         Result<?> primary = r.getPrimaryResult();
         return toNanos(primary.getScore(), primary.getScoreUnit()) / w.items(r);

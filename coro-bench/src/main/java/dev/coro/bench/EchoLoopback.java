@@ -32,6 +32,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * tcp-echo: an echo server and a client over loopback TCP, {@code --connections} (50) connections
@@ -131,42 +136,51 @@ public final class EchoLoopback {
         }
     }
 
-    private static void measure(String[] args) throws Exception {
+    /** The options ({@link Arguments} reads them). */
+    @Command(name = "tcp-echo", sortOptions = false,
+            description = "TCP echo over loopback: Coro's EventLoop against Netty and virtual threads.")
+    static final class Settings {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--connections", paramLabel = "C", description = "connections (default ${DEFAULT-VALUE})")
         int connections = 50;
-        int roundTrips = 20_000;
+
+        @Option(names = "--round-trips", paramLabel = "K",
+                description = "round trips per connection (default 20,000; --quick: 2,000)")
+        Integer roundTrips;
+
+        @Option(names = "--size", paramLabel = "B", description = "message bytes (default ${DEFAULT-VALUE})")
         int size = 64;
-        int rounds = 3;
+
+        @Option(names = "--rounds", paramLabel = "R", description = "measured rounds (default 3; --quick: 1)")
+        Integer rounds;
+
+        @Option(names = "--quick", description = "fewer round trips and one round (also -Dbench.quick=true)")
         boolean quick = Boolean.getBoolean("bench.quick");
+
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
+        boolean help;
+
         List<String> impls = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--connections" -> connections = Integer.parseInt(args[++i]);
-                case "--round-trips" -> roundTrips = Integer.parseInt(args[++i]);
-                case "--size" -> size = Integer.parseInt(args[++i]);
-                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                case "--quick" -> quick = true;
-                case "-h", "--help" -> {
-                    System.out.println("EchoLoopback [--connections C] [--round-trips K] [--size B] [--rounds R] [--quick] "
-                            + String.join("|", IMPLS) + "...");
-                    return;
-                }
-                default -> {
-                    if (!IMPLS.contains(args[i])) {
-                        throw new IllegalArgumentException("unknown option or implementation: " + args[i]
-                                + " (implementations: " + IMPLS + ")");
-                    }
-                    impls.add(args[i]);
-                }
-            }
+
+        @Parameters(paramLabel = "IMPL", description = "implementations to run (default all)")
+        void impls(List<String> names) {
+            impls = Arguments.implementations(spec, names, IMPLS);
         }
-        if (quick) {
-            if (!Arrays.asList(args).contains("--round-trips")) {
-                roundTrips = 2_000;
-            }
-            if (!Arrays.asList(args).contains("--rounds")) {
-                rounds = 1;
-            }
+    }
+
+    private static void measure(String[] args) throws Exception {
+        Settings settings = new Settings();
+        if (!Arguments.parse(settings, args)) {
+            return;
         }
+        boolean quick = settings.quick;
+        int connections = settings.connections;
+        int roundTrips = settings.roundTrips != null ? settings.roundTrips : quick ? 2_000 : 20_000;
+        int size = settings.size;
+        int rounds = settings.rounds != null ? settings.rounds : quick ? 1 : 3;
+        List<String> impls = new ArrayList<>(settings.impls);
         if (connections < 1 || roundTrips < 1 || size < 1 || rounds < 1) {
             throw new IllegalArgumentException("--connections, --round-trips, --size and --rounds must be >= 1");
         }

@@ -15,6 +15,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * keyed-memory: retained heap per idle key after {@code --keys} (100,000) keys were each used once
@@ -30,19 +32,29 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class KeyedMemory {
     private KeyedMemory() {}
 
+    /** The options ({@link Arguments} reads them). */
+    @Command(name = "keyed-memory",
+            description = "Retained heap per idle key: Coro's KeyedSerialGate and its peers.")
+    static final class Settings {
+        @Option(names = "--keys", paramLabel = "N", description = "keys run through each structure (default ${DEFAULT-VALUE})")
+        int keys = 100_000;
+
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
+        boolean help;
+    }
+
     /**
      * Runs the measurement.
      *
-     * @param args {@code --keys N}
+     * @param args {@code --keys N}, {@code --help}
      * @throws Exception if a run fails
      */
     public static void main(String[] args) throws Exception {
-        int keys = 100_000;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--keys")) {
-                keys = Integer.parseInt(args[++i]);
-            }
+        Settings settings = new Settings();
+        if (!Arguments.parse(settings, args)) {
+            return;
         }
+        int keys = settings.keys;
         System.out.printf(Locale.ROOT, "keyed-memory: retained heap after %,d keys used once (every 10th twice at once),"
                 + " with the structure still referenced%n", keys);
         measure("coro KeyedSerialGate", keys, KeyedMemory::coro);

@@ -13,6 +13,8 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.HdrHistogram.Histogram;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * rate-lateness: {@code --waiters} (10,000) waiters all arrive at once at a limiter of {@code --rate}
@@ -31,27 +33,42 @@ import org.HdrHistogram.Histogram;
 public final class RateLateness {
     private RateLateness() {}
 
+    /** The options ({@link Arguments} reads them). */
+    @Command(name = "rate-lateness", sortOptions = false,
+            description = "How late each admission is at a rate limiter: Coro's RateGate, Guava, Resilience4j.")
+    static final class Settings {
+        @Option(names = "--waiters", paramLabel = "N", description = "waiters arriving at once (default 10,000)")
+        Integer waiters;
+
+        @Option(names = "--rate", paramLabel = "R", description = "permits per second (default ${DEFAULT-VALUE})")
+        int rate = 1_000;
+
+        @Option(names = "--rounds", paramLabel = "K",
+                description = "rounds, each running every implementation (default ${DEFAULT-VALUE})")
+        int rounds = 1;
+
+        @Option(names = "--quick", description = "1,000 waiters unless --waiters is given")
+        boolean quick;
+
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
+        boolean help;
+    }
+
     /**
      * Runs the measurement.
      *
      * @param args {@code --waiters N}, {@code --rate R}, {@code --rounds K} (rounds alternate the
-     *     implementations), {@code --quick} (1,000 waiters, one round)
+     *     implementations), {@code --quick} (1,000 waiters), {@code --help}
      * @throws Exception if a run fails
      */
     public static void main(String[] args) throws Exception {
-        int waiters = 10_000;
-        int rate = 1_000;
-        int rounds = 1;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--waiters" -> waiters = Integer.parseInt(args[++i]);
-                case "--rate" -> rate = Integer.parseInt(args[++i]);
-                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                case "--quick" -> waiters = 1_000;
-                default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; use --waiters N, --rate R, --rounds K, --quick");
-            }
+        Settings settings = new Settings();
+        if (!Arguments.parse(settings, args)) {
+            return;
         }
+        int waiters = settings.waiters != null ? settings.waiters : settings.quick ? 1_000 : 10_000;
+        int rate = settings.rate;
+        int rounds = settings.rounds;
         System.out.printf(Locale.ROOT, "rate-lateness: %,d waiters at once on %,d permits/s (no burst), %d round(s);"
                 + " lateness = admitted - (t0 + k intervals), t0 the latest with none early%n", waiters, rate, rounds);
         System.out.printf(Locale.ROOT, "%-26s %12s %12s %12s %12s %14s%n", "implementation", "p50 us", "p99 us", "max us",

@@ -4,7 +4,6 @@ import dev.coro.bench.peers.KotlinxEventLoopPeers;
 import io.netty.util.HashedWheelTimer;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
@@ -15,6 +14,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import kotlinx.coroutines.ExecutorCoroutineDispatcher;
 import org.HdrHistogram.Histogram;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * timers: schedule 1,000,000 one-shot timers with seeded random delays of 0 to 1,000 ms on one
@@ -199,42 +203,50 @@ public final class Timers {
         }
     }
 
-    private static void measure(String[] args) throws Exception {
-        int timers = 1_000_000;
+    /** The options ({@link Arguments} reads them). */
+    @Command(name = "timers", sortOptions = false,
+            description = "How fast one-shot timers are scheduled and how late they fire: Coro and its peers.")
+    static final class Settings {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--timers", paramLabel = "N", description = "timers per round (default 1,000,000; --quick: 100,000)")
+        Integer timers;
+
+        @Option(names = "--max-delay-ms", paramLabel = "M", description = "delays are 0..M ms (default ${DEFAULT-VALUE})")
         int maxDelay = 1000;
-        int rounds = 5;
+
+        @Option(names = "--rounds", paramLabel = "R", description = "measured rounds (default 5; --quick: 1)")
+        Integer rounds;
+
+        @Option(names = "--seed", paramLabel = "S", description = "seed of the delays (default ${DEFAULT-VALUE})")
         long seed = 42;
+
+        @Option(names = "--quick", description = "fewer timers and one round (also -Dbench.quick=true)")
         boolean quick = Boolean.getBoolean("bench.quick");
+
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
+        boolean help;
+
         List<String> impls = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--timers" -> timers = Integer.parseInt(args[++i]);
-                case "--max-delay-ms" -> maxDelay = Integer.parseInt(args[++i]);
-                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                case "--seed" -> seed = Long.parseLong(args[++i]);
-                case "--quick" -> quick = true;
-                case "-h", "--help" -> {
-                    System.out.println("Timers [--timers N] [--max-delay-ms M] [--rounds R] [--seed S] [--quick] "
-                            + String.join("|", IMPLS) + "...");
-                    return;
-                }
-                default -> {
-                    if (!IMPLS.contains(args[i])) {
-                        throw new IllegalArgumentException("unknown option or implementation: " + args[i]
-                                + " (implementations: " + IMPLS + ")");
-                    }
-                    impls.add(args[i]);
-                }
-            }
+
+        @Parameters(paramLabel = "IMPL", description = "implementations to run (default all)")
+        void impls(List<String> names) {
+            impls = Arguments.implementations(spec, names, IMPLS);
         }
-        if (quick) {
-            if (!Arrays.asList(args).contains("--timers")) {
-                timers = 100_000;
-            }
-            if (!Arrays.asList(args).contains("--rounds")) {
-                rounds = 1;
-            }
+    }
+
+    private static void measure(String[] args) throws Exception {
+        Settings settings = new Settings();
+        if (!Arguments.parse(settings, args)) {
+            return;
         }
+        boolean quick = settings.quick;
+        int timers = settings.timers != null ? settings.timers : quick ? 100_000 : 1_000_000;
+        int maxDelay = settings.maxDelay;
+        int rounds = settings.rounds != null ? settings.rounds : quick ? 1 : 5;
+        long seed = settings.seed;
+        List<String> impls = new ArrayList<>(settings.impls);
         if (timers < 1 || rounds < 1 || maxDelay < 0) {
             throw new IllegalArgumentException("--timers and --rounds must be >= 1 and --max-delay-ms >= 0");
         }

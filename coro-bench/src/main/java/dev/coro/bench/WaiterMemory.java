@@ -22,6 +22,11 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import javax.management.ObjectName;
 import kotlinx.coroutines.CoroutineDispatcher;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * waiter-memory: retained heap per task suspended on a held lock, for Coro's {@link AsyncMutex},
@@ -96,6 +101,33 @@ public final class WaiterMemory {
         }
     }
 
+    /** The options ({@link Arguments} reads them). */
+    @Command(name = "waiter-memory", sortOptions = false,
+            description = "Retained heap per waiter parked on a held lock: Coro, kotlinx, virtual threads.")
+    static final class Settings {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--waiters", paramLabel = "N", description = "waiters per round (default ${DEFAULT-VALUE})")
+        int waiters = 200_000;
+
+        @Option(names = "--rounds", paramLabel = "R", description = "measured rounds (default ${DEFAULT-VALUE})")
+        int rounds = 3;
+
+        @Option(names = "--histogram", description = "one more round that diffs the class histograms")
+        boolean histogram;
+
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
+        boolean help;
+
+        List<String> impls = new ArrayList<>();
+
+        @Parameters(paramLabel = "IMPL", description = "implementations to run (default all)")
+        void impls(List<String> names) {
+            impls = Arguments.implementations(spec, names, IMPLS);
+        }
+    }
+
     /**
      * Measures and prints the table.
      *
@@ -103,28 +135,14 @@ public final class WaiterMemory {
      * @throws Exception if a round fails (wrong count, lock left held, waiters that never arrive)
      */
     public static void main(String[] args) throws Exception {
-        int waiters = 200_000;
-        int rounds = 3;
-        boolean histogram = false;
-        List<String> impls = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--waiters" -> waiters = Integer.parseInt(args[++i]);
-                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                case "--histogram" -> histogram = true;
-                case "-h", "--help" -> {
-                    System.out.println("WaiterMemory [--waiters N] [--rounds R] [--histogram] [coro|kotlinx|virtualThreads]...");
-                    return;
-                }
-                default -> {
-                    if (!IMPLS.contains(args[i])) {
-                        throw new IllegalArgumentException("unknown option or implementation: " + args[i]
-                                + " (implementations: " + IMPLS + ")");
-                    }
-                    impls.add(args[i]);
-                }
-            }
+        Settings settings = new Settings();
+        if (!Arguments.parse(settings, args)) {
+            return;
         }
+        int waiters = settings.waiters;
+        int rounds = settings.rounds;
+        boolean histogram = settings.histogram;
+        List<String> impls = new ArrayList<>(settings.impls);
         if (impls.isEmpty()) {
             impls.addAll(IMPLS);
         }
