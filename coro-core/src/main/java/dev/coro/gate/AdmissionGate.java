@@ -2,6 +2,8 @@ package dev.coro.gate;
 
 import dev.coro.internal.AdmissionEngine;
 import dev.coro.internal.Durations;
+import dev.coro.sync.WaitListener;
+import dev.coro.sync.WaitingPrimitive;
 import dev.coro.task.Task;
 import java.time.Duration;
 import java.util.Objects;
@@ -16,7 +18,7 @@ import java.util.concurrent.Callable;
  *
  * <p>Every public method of a gate is thread-safe and lock-free.
  */
-abstract class AdmissionGate {
+abstract class AdmissionGate implements WaitingPrimitive {
     /** The engine, whose subclass is this gate's rule. */
     final AdmissionEngine engine;
 
@@ -177,5 +179,41 @@ abstract class AdmissionGate {
      */
     public boolean isClosed() {
         return engine.isClosed();
+    }
+
+    private static final WaitListener.Outcome[] OUTCOMES = WaitListener.Outcome.values();
+
+    /**
+     * Adds a listener told how each admission ended (admitted, with the time it waited, 0 when at
+     * once; cancelled while queued; timed out): for metrics. A refused try is not reported.
+     * Admissions that started before it was added are not reported to it.
+     *
+     * {@snippet :
+     * LongAdder timedOut = new LongAdder();
+     * gate.addListener((outcome, waitedNanos) -> {
+     *     if (outcome == WaitListener.Outcome.TIMED_OUT) {
+     *         timedOut.increment();
+     *     }
+     * });
+     * }
+     *
+     * @param listener the listener
+     * @throws NullPointerException if {@code listener} is null
+     */
+    @Override
+    public void addListener(WaitListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        engine.addObserver((outcome, waited) -> listener.waitEnded(OUTCOMES[outcome], waited));
+    }
+
+    /**
+     * Returns how many tasks wait at the gate: a snapshot, which may still count a waiter that was
+     * cancelled a moment ago.
+     *
+     * @return the waiters
+     */
+    @Override
+    public int waiting() {
+        return engine.linkedWaiters();
     }
 }

@@ -237,6 +237,8 @@ public abstract class AdmissionEngine {
     private WaitNode admitting;
     /** The primitive's class, as its waits are recorded ({@link #observedAs}); set before sharing. */
     private Class<?> primitive;
+    /** The observers of waits ({@link #addObserver}), or null: copy on write. */
+    private volatile WaitObserver[] observers;
     /** The owning thread, kept only when assertions are enabled (I1). */
     private Thread ownerThread;
 
@@ -280,6 +282,78 @@ public abstract class AdmissionEngine {
         // deadlines are known only once taken; a limit supersedes only the waiters it has taken (I6)
         this.takesEveryArrival = watchesArrivals || clock != null || queueLimit != Integer.MAX_VALUE;
         this.primitive = getClass();
+    }
+
+    /**
+     * Adds an observer of every admission and queued wait (for metrics; see {@link WaitObserver}).
+     * Waits that started before it was added are not reported to it. While no observer is added and
+     * no JFR recording enables {@link WaitEvent}, a wait pays one read of each.
+     *
+     * @param observer the observer
+     * @throws NullPointerException if {@code observer} is null
+     */
+    public final void addObserver(WaitObserver observer) {
+        java.util.Objects.requireNonNull(observer, "observer");
+        for (;;) {
+            WaitObserver[] old = observers;
+            WaitObserver[] next = old == null ? new WaitObserver[] {observer} : java.util.Arrays.copyOf(old, old.length + 1);
+            next[next.length - 1] = observer;
+            if (OBSERVERS.compareAndSet(this, old, next)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * {@link #tryEnterNow}, reported to the observers as an admission that did not wait: the
+     * primitives' own try doors (a mutex's {@code tryLock}) enter through it.
+     *
+     * @param tag the waiter's tag
+     * @return whether admitted
+     */
+    public final boolean tryEnter(Object tag) {
+        if (tryEnterNow(tag)) {
+            endedAtOnce(WaitObserver.ADMITTED);
+            return true;
+        }
+        return false;
+    }
+
+    /** A queued wait starts: its timing, if anyone observes waits. */
+    private WaitTiming startTiming(Object tag) {
+        WaitEvent event = WaitEvent.startIfEnabled(primitive, ruleWeight(tag));
+        return event != null || observers != null ? new WaitTiming(System.nanoTime(), event) : null;
+    }
+
+    /** A queued wait ended with {@code outcome} (a WaitObserver code): its JFR event and the observers. */
+    private void waitEnded(WaitTiming t, int outcome) {
+        if (t.event != null) {
+            t.event.finish(outcome == WaitObserver.ADMITTED ? WaitEvent.ADMITTED
+                    : outcome == WaitObserver.TIMED_OUT ? WaitEvent.TIMED_OUT : WaitEvent.CANCELLED);
+        }
+        WaitObserver[] os = observers;
+        if (os != null) {
+            tell(os, outcome, System.nanoTime() - t.startNanos);
+        }
+    }
+
+    /** An admission (or a cancellation) that did not wait: the observers, with 0. */
+    private void endedAtOnce(int outcome) {
+        WaitObserver[] os = observers;
+        if (os != null) {
+            tell(os, outcome, 0);
+        }
+    }
+
+    private static void tell(WaitObserver[] os, int outcome, long waited) {
+        for (WaitObserver o : os) {
+            try {
+                o.waitEnded(outcome, waited);
+            } catch (Throwable t) { // an observer's bug must not break the rule (part 7)
+                Thread th = Thread.currentThread();
+                th.getUncaughtExceptionHandler().uncaughtException(th, t);
+            }
+        }
     }
 
     /**
@@ -517,18 +591,26 @@ public abstract class AdmissionEngine {
         if (arrival == ENTER) {
             if (!node.admit(null)) {
                 release(ruleWeight(tag)); // departed meanwhile: give the admission back (part 7)
+                endedAtOnce(WaitObserver.CANCELLED);
+            } else {
+                endedAtOnce(WaitObserver.ADMITTED);
             }
             return;
         }
         if (arrival == REFUSE) {
             node.abandon();
+            endedAtOnce(WaitObserver.CANCELLED);
             return;
         }
         node.tag(tag); // published by the push
-        node.waitEvent(WaitEvent.startIfEnabled(primitive, ruleWeight(tag))); // null unless recording
+        WaitTiming timing = startTiming(tag); // null unless someone observes waits
+        node.timing(timing);
         if (intake.push(node) != null) {
             arrivalRefused(tag);
             node.abandon(); // refused: CLOSED
+            if (timing != null) {
+                waitEnded(node.takeTiming(), WaitObserver.CANCELLED);
+            }
             return;
         }
         tryOwnAndDrain(); // the owner admits it (or a later owner, part 5)
@@ -580,9 +662,9 @@ public abstract class AdmissionEngine {
 
     /** The intake's Departures: a queued waiter departed (its node's hook, on the departing thread). */
     private void waiterDeparted(WaitNode node) {
-        WaitEvent e = node.takeWaitEvent();
-        if (e != null) {
-            e.finish(WaitEvent.CANCELLED); // an expiry took it before it rejected the node
+        WaitTiming t = node.takeTiming();
+        if (t != null) {
+            waitEnded(t, WaitObserver.CANCELLED); // (an expiry takes it before it rejects the node)
         }
         postDeparture(ruleWeight(node.tag()));
     }
@@ -921,16 +1003,16 @@ public abstract class AdmissionEngine {
     /** Owner only: admits {@code w}, decided with ruleTryEnter; undoes it if it departed first (I3). */
     private void admit(WaitNode w) {
         Object tag = w.tag(); // read first: once admitted, the waiter may run on and reuse its node
-        WaitEvent e = w.takeWaitEvent();
+        WaitTiming t = w.takeTiming();
         if (w.admit(null)) {
             ruleEntered(tag);
-            if (e != null) {
-                e.finish(WaitEvent.ADMITTED);
+            if (t != null) {
+                waitEnded(t, WaitObserver.ADMITTED);
             }
         } else {
             ruleUndo(tag);
-            if (e != null) {
-                e.finish(WaitEvent.CANCELLED); // it departed first; its departure found the event taken
+            if (t != null) {
+                waitEnded(t, WaitObserver.CANCELLED); // it departed first; its departure found the timing taken
             }
         }
     }
@@ -1020,10 +1102,10 @@ public abstract class AdmissionEngine {
                     break;
                 }
                 heap.removeFirst();
-                WaitEvent e = w.takeWaitEvent();
+                WaitTiming t = w.takeTiming();
                 boolean expired = w.reject(ruleTimeout(w.tag())); // departs: its weight reaches ruleDeparted next pass
-                if (e != null) {
-                    e.finish(expired ? WaitEvent.TIMED_OUT : WaitEvent.CANCELLED);
+                if (t != null) {
+                    waitEnded(t, expired ? WaitObserver.TIMED_OUT : WaitObserver.CANCELLED);
                 }
             }
             if (heap.size() > 0 && heap.firstKey() < armedAt) {
@@ -1120,7 +1202,7 @@ public abstract class AdmissionEngine {
 
         @Override
         public Object tryNow() {
-            return tryEnterNow(tag) ? null : NOT_NOW;
+            return tryEnter(tag) ? null : NOT_NOW;
         }
 
         @Override
@@ -1129,13 +1211,17 @@ public abstract class AdmissionEngine {
             if (waits) {
                 enter(node, tag);
             } else if (!tryEnterNow(tag)) {
-                node.abandon();
+                node.abandon(); // a refused try: not a wait, not reported
             } else if (!node.admit(null)) {
                 release(ruleWeight(tag)); // cancelled meanwhile: give the admission back (part 7)
+                endedAtOnce(WaitObserver.CANCELLED);
+            } else {
+                endedAtOnce(WaitObserver.ADMITTED);
             }
         }
     }
 
+    private static final VarHandle OBSERVERS;
     private static final VarHandle OWNER;
     private static final VarHandle PENDING_RELEASES;
     private static final VarHandle PENDING_SIGNALS;
@@ -1145,6 +1231,7 @@ public abstract class AdmissionEngine {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             OWNER = lookup.findVarHandle(AdmissionEngine.class, "owner", int.class);
+            OBSERVERS = MethodHandles.lookup().findVarHandle(AdmissionEngine.class, "observers", WaitObserver[].class);
             PENDING_RELEASES = lookup.findVarHandle(AdmissionEngine.class, "pendingReleases", long.class);
             PENDING_SIGNALS = lookup.findVarHandle(AdmissionEngine.class, "pendingSignals", int.class);
             PENDING_DEPARTURES = lookup.findVarHandle(AdmissionEngine.class, "pendingDepartures", long.class);

@@ -55,11 +55,11 @@ public abstract class WaitNode extends SignalList.Node {
      */
     private volatile Object hook;
     /**
-     * The JFR event timing this node's wait ({@link WaitEvent}), or null: set by the engine before the
-     * push publishes the node, only while a recording enables the event; taken once, by whichever path
-     * ends the wait.
+     * The timing of this node's wait ({@link WaitTiming}: its start and JFR event), or null: set by
+     * the engine before the push publishes the node, only while someone observes waits; taken once,
+     * by whichever path ends the wait.
      */
-    private volatile WaitEvent waitEvent;
+    private volatile WaitTiming timing;
 
     /** Creates an unqueued node. */
     protected WaitNode() {}
@@ -83,18 +83,18 @@ public abstract class WaitNode extends SignalList.Node {
         this.tag = tag;
     }
 
-    /** Sets the wait's JFR event, before the push that publishes the node. */
-    final void waitEvent(WaitEvent event) {
-        waitEvent = event;
+    /** Sets the wait's timing, before the push that publishes the node. */
+    final void timing(WaitTiming t) {
+        timing = t;
     }
 
     /**
-     * Takes the wait's JFR event, once: the path that ends the wait commits it.
+     * Takes the wait's timing, once: the path that ends the wait reports it.
      *
-     * @return the event, or null (none was started, or another path took it)
+     * @return the timing, or null (the wait was not observed, or another path took it)
      */
-    final WaitEvent takeWaitEvent() {
-        return waitEvent == null ? null : (WaitEvent) WAIT_EVENT.getAndSet(this, (WaitEvent) null);
+    final WaitTiming takeTiming() {
+        return timing == null ? null : (WaitTiming) TIMING.getAndSet(this, (WaitTiming) null);
     }
 
     /**
@@ -184,12 +184,12 @@ public abstract class WaitNode extends SignalList.Node {
     }
 
     private static final VarHandle HOOK;
-    private static final VarHandle WAIT_EVENT;
+    private static final VarHandle TIMING;
 
     static {
         try {
             HOOK = MethodHandles.lookup().findVarHandle(WaitNode.class, "hook", Object.class);
-            WAIT_EVENT = MethodHandles.lookup().findVarHandle(WaitNode.class, "waitEvent", WaitEvent.class);
+            TIMING = MethodHandles.lookup().findVarHandle(WaitNode.class, "timing", WaitTiming.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -105,6 +105,12 @@ final class IdleWorkers {
         return (c >>> 16) & COUNT_MASK;
     }
 
+    /** Workers neither parked nor searching: running a task or about to (a snapshot of ctl). */
+    int running() {
+        int c = ctl;
+        return Math.max(0, unparked(c) - searching(c));
+    }
+
     /**
      * Becomes a searcher if fewer than half the workers search. Returns whether it did.
      */

@@ -67,6 +67,17 @@ final class InjectionQueue {
         return shards[shard].remove(task);
     }
 
+    /** The tasks queued, chunks unpacked (a snapshot that walks every shard: for monitoring). */
+    long size() {
+        long n = 0;
+        for (ConcurrentLinkedQueue<Runnable> q : shards) {
+            for (Runnable r : q) {
+                n += r instanceof WorkStealingPool.Chunk c ? c.tasks().length : 1;
+            }
+        }
+        return n;
+    }
+
     /** Whether every shard is empty (a snapshot; see the class comment). */
     boolean isEmpty() {
         for (ConcurrentLinkedQueue<Runnable> q : shards) {

@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A fixed set of worker threads that share work by stealing: the {@link Scheduler} for CPU-bound
@@ -95,6 +96,8 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     final Worker[] workers;
     final InjectionQueue injection;
     final IdleWorkers idle;
+    /** Submissions refused because the pool was shut down ({@link #stats()}). */
+    private final LongAdder rejections = new LongAdder();
     private final Set<TimerThread.Timer> timers = TimerThread.newRegistry();
     private final CountDownLatch exited;
     private final String name;
@@ -284,6 +287,43 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
      */
     public int workers() {
         return workers.length;
+    }
+
+    /**
+     * What the pool is doing, for monitoring (a metrics binder reads it on each scrape).
+     *
+     * @param workers the worker threads
+     * @param running the workers running a task, neither parked nor searching for work
+     * @param queued the tasks submitted and not yet started: the pool's queue for outside
+     *     submissions and every worker's own queue
+     * @param steals the times a worker took tasks from another worker's queue, since creation
+     * @param parks the times a worker parked with nothing to do, since creation
+     * @param rejected the submissions refused because the pool was shut down, since creation
+     */
+    public record Stats(int workers, int running, long queued, long steals, long parks, long rejected) {}
+
+    /**
+     * Returns a snapshot of the pool's activity. Each figure is read on its own while the pool runs,
+     * so they are exact only when it is quiet; counting the queue walks it, so call this for
+     * monitoring (every few seconds), not per task.
+     *
+     * {@snippet :
+     * WorkStealingPool.Stats s = pool.stats();
+     * System.out.println(s.running() + " running, " + s.queued() + " queued");
+     * }
+     *
+     * @return the snapshot
+     */
+    public Stats stats() {
+        long queued = injection.size();
+        long steals = 0;
+        long parks = 0;
+        for (Worker w : workers) {
+            queued += w.queue.size();
+            steals += w.steals();
+            parks += w.parks();
+        }
+        return new Stats(workers.length, idle.running(), queued, steals, parks, rejections.sum());
     }
 
     /**
@@ -484,6 +524,7 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     }
 
     private RejectedExecutionException rejected() {
+        rejections.increment();
         return new RejectedExecutionException(this + " is shut down");
     }
 

@@ -1,5 +1,6 @@
 package dev.coro.scheduler;
 
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
@@ -30,6 +31,8 @@ final class Worker extends Thread {
     final WorkStealingPool pool;
     final int index;
     final WorkQueue queue = new WorkQueue();
+    /** Steal passes that took tasks, and parks, for {@link WorkStealingPool#stats()}: written by this worker only (opaque). */
+    private long steals, parks;
 
     /** True while registered as parked in {@link IdleWorkers}; written under its lock. */
     volatile boolean parked;
@@ -184,6 +187,7 @@ final class Worker extends Thread {
             }
             Runnable task = q.stealHalfInto(queue);
             if (task != null && task != WorkQueue.CONTENDED) {
+                STEALS.setOpaque(this, steals + 1); // the only writer: a plain read of its own count
                 if (queue.size() > 0) { // the rest of the batch landed here: others may share it
                     VarHandle.fullFence(); // IdleWorkers I3
                     pool.idle.signal();
@@ -274,6 +278,7 @@ final class Worker extends Thread {
             p.terminate(); // everyone parked, nothing queued, nothing can be submitted: quiescent
             return EXIT;
         }
+        PARKS.setOpaque(this, parks + 1); // the only writer
         idle.awaitUnpark(this, p);
         return p.isStopping() ? EXIT : WOKEN;
     }
@@ -285,5 +290,28 @@ final class Worker extends Thread {
         x ^= x << 5;
         seed = x;
         return (x & Integer.MAX_VALUE) % bound;
+    }
+
+    /** Steal passes of this worker that took tasks (a racy but never torn snapshot). */
+    long steals() {
+        return (long) STEALS.getOpaque(this);
+    }
+
+    /** Times this worker parked (a racy but never torn snapshot). */
+    long parks() {
+        return (long) PARKS.getOpaque(this);
+    }
+
+    private static final VarHandle STEALS;
+    private static final VarHandle PARKS;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STEALS = lookup.findVarHandle(Worker.class, "steals", long.class);
+            PARKS = lookup.findVarHandle(Worker.class, "parks", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 }

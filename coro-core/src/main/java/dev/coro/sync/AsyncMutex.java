@@ -43,7 +43,7 @@ import java.util.Objects;
  * }
  * }
  */
-public final class AsyncMutex {
+public final class AsyncMutex implements WaitingPrimitive {
     /* Implementation overview.
      *
      * The mutex is a rule on the one admission engine (dev.coro.internal.AdmissionEngine): a permit
@@ -82,6 +82,33 @@ public final class AsyncMutex {
     private final PermitLane lane = new PermitLane(1);
     private final Task<Void> lock = Task.create(lane.waitingDoor(null));
 
+    private static final WaitListener.Outcome[] OUTCOMES = WaitListener.Outcome.values();
+
+    /**
+     * Adds a listener told how each acquisition ended (admitted, with the time it waited; cancelled;
+     * timed out): for metrics. Acquisitions that started before it was added are not reported to
+     * it.
+     *
+     * @param listener the listener
+     * @throws NullPointerException if {@code listener} is null
+     */
+    @Override
+    public void addListener(WaitListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        lane.addObserver((outcome, waited) -> listener.waitEnded(OUTCOMES[outcome], waited));
+    }
+
+    /**
+     * Returns how many tasks wait for the lock: a snapshot, which may still count a waiter that was
+     * cancelled a moment ago.
+     *
+     * @return the waiters
+     */
+    @Override
+    public int waiting() {
+        return lane.linkedWaiters();
+    }
+
     /** Creates an unlocked mutex. */
     public AsyncMutex() {
         lane.observedAs(AsyncMutex.class); // its waits are recorded as the mutex's
@@ -93,7 +120,7 @@ public final class AsyncMutex {
      * @return whether the lock is now held by the caller
      */
     public boolean tryLock() {
-        return lane.tryEnterNow(null);
+        return lane.tryEnter(null);
     }
 
     /**
