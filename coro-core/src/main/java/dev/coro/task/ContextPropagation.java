@@ -19,16 +19,16 @@ import java.util.concurrent.atomic.AtomicReference;
  * }
  */
 public final class ContextPropagation {
-    private static final ContextPropagator<?>[] NONE = {};
-    private static final AtomicReference<ContextPropagator<?>[]> REGISTERED = new AtomicReference<>(NONE);
+    private static final ContextPropagator<?, ?>[] NONE = {};
+    private static final AtomicReference<ContextPropagator<?, ?>[]> REGISTERED = new AtomicReference<>(NONE);
 
     private ContextPropagation() {}
 
     /** A registration: closing it removes the propagator for the tasks started afterwards. */
     public static final class Registration implements AutoCloseable {
-        private final ContextPropagator<?> propagator;
+        private final ContextPropagator<?, ?> propagator;
 
-        private Registration(ContextPropagator<?> propagator) {
+        private Registration(ContextPropagator<?, ?> propagator) {
             this.propagator = propagator;
         }
 
@@ -40,7 +40,7 @@ public final class ContextPropagation {
                 if (i < 0) {
                     return current;
                 }
-                ContextPropagator<?>[] next = new ContextPropagator<?>[current.length - 1];
+                ContextPropagator<?, ?>[] next = new ContextPropagator<?, ?>[current.length - 1];
                 System.arraycopy(current, 0, next, 0, i);
                 System.arraycopy(current, i + 1, next, i, current.length - i - 1);
                 return next;
@@ -56,13 +56,13 @@ public final class ContextPropagation {
      * @throws NullPointerException if {@code propagator} is null
      * @throws IllegalArgumentException if it is registered already
      */
-    public static Registration register(ContextPropagator<?> propagator) {
+    public static Registration register(ContextPropagator<?, ?> propagator) {
         Objects.requireNonNull(propagator, "propagator");
         REGISTERED.updateAndGet(current -> {
             if (Arrays.asList(current).contains(propagator)) {
                 throw new IllegalArgumentException("propagator is registered already: " + propagator);
             }
-            ContextPropagator<?>[] next = Arrays.copyOf(current, current.length + 1);
+            ContextPropagator<?, ?>[] next = Arrays.copyOf(current, current.length + 1);
             next[current.length] = propagator;
             return next;
         });
@@ -75,10 +75,11 @@ public final class ContextPropagation {
      *
      * @param local the thread-local
      * @param <T> its value type
-     * @return the propagator (register it to use it)
+     * @return the propagator (register it to use it): it captures the value and hands the thread's
+     *     previous value to {@code restore}
      * @throws NullPointerException if {@code local} is null
      */
-    public static <T> ContextPropagator<T> threadLocal(ThreadLocal<T> local) {
+    public static <T> ContextPropagator<T, T> threadLocal(ThreadLocal<T> local) {
         Objects.requireNonNull(local, "local");
         return new ContextPropagator<>() {
             @Override
@@ -115,7 +116,7 @@ public final class ContextPropagation {
 
     /** What a task carries: its propagators and what each captured; null when none is registered. */
     static Carried capture() {
-        ContextPropagator<?>[] ps = REGISTERED.get();
+        ContextPropagator<?, ?>[] ps = REGISTERED.get();
         if (ps.length == 0) {
             return null;
         }
@@ -128,10 +129,10 @@ public final class ContextPropagation {
 
     /** The captured contexts of one task, installed around each of its steps. */
     static final class Carried {
-        private final ContextPropagator<?>[] propagators;
+        private final ContextPropagator<?, ?>[] propagators;
         private final Object[] values;
 
-        Carried(ContextPropagator<?>[] propagators, Object[] values) {
+        Carried(ContextPropagator<?, ?>[] propagators, Object[] values) {
             this.propagators = propagators;
             this.values = values;
         }

@@ -19,35 +19,37 @@ package dev.coro.task;
  * the step (its scheduler's uncaught-exception handling).
  *
  * {@snippet :
- * ContextPropagator<String> tenant = ContextPropagation.threadLocal(TENANT); // a ThreadLocal<String>
+ * ContextPropagator<String, String> tenant = ContextPropagation.threadLocal(TENANT); // a ThreadLocal<String>
  * try (ContextPropagation.Registration r = ContextPropagation.register(tenant)) {
  *     TENANT.set("acme");
  *     work.startOn(pool).join(); // every step of work sees "acme", on every worker
  * }
  * }
  *
- * @param <S> what is captured (and what a thread had before an install)
+ * @param <C> what is captured when a task starts
+ * @param <P> what {@link #install} hands to {@link #restore}: the thread's previous context, or a
+ *     scope that restores it (as OpenTelemetry's {@code makeCurrent()} returns)
  */
-public interface ContextPropagator<S> {
+public interface ContextPropagator<C, P> {
     /**
      * Returns the current thread's context, to be carried by a task that starts now.
      *
      * @return the captured context (may be null)
      */
-    S capture();
+    C capture();
 
     /**
      * Installs {@code captured} on the current thread before a step and returns what the thread had.
      *
      * @param captured what {@link #capture()} returned when the task started
-     * @return the thread's previous context, for {@link #restore}
+     * @return what {@link #restore} needs to put the thread's own context back
      */
-    S install(S captured);
+    P install(C captured);
 
     /**
      * Puts back the thread's context after a step.
      *
      * @param previous what {@link #install} returned
      */
-    void restore(S previous);
+    void restore(P previous);
 }

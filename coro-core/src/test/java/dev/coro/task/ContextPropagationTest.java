@@ -99,7 +99,7 @@ class ContextPropagationTest {
     void badInput() {
         assertThrows(NullPointerException.class, () -> ContextPropagation.register(null));
         assertThrows(NullPointerException.class, () -> ContextPropagation.threadLocal(null));
-        ContextPropagator<String> p = ContextPropagation.threadLocal(TENANT);
+        ContextPropagator<String, String> p = ContextPropagation.threadLocal(TENANT);
         try (ContextPropagation.Registration r = ContextPropagation.register(p)) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ContextPropagation.register(p));
             assertTrue(e.getMessage().contains("registered already"), e.getMessage());
