@@ -7,6 +7,7 @@ import dev.coro.examples.gates.GatesTour;
 import dev.coro.examples.gates.WriteBehindLog;
 import dev.coro.examples.io.EchoClient;
 import dev.coro.examples.io.FizzBuzz;
+import dev.coro.examples.observe.ObservedService;
 import dev.coro.examples.pool.PoolDemo;
 import dev.coro.scheduler.WorkStealingPool;
 import java.time.Duration;
@@ -58,6 +59,7 @@ public final class Demos {
         demos.put("coalesce", () -> new CacheMissStorm(System.out).storm(10_000, 100));
         demos.put("breaker", () -> new FlakyDependency(System.out).run());
         demos.put("backpressure", () -> futureGates(tour -> tour.producerAndConsumer(200, 8)));
+        demos.put("observe", () -> new ObservedService(System.out).run(400));
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
                     + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure, breaker, coalesce, writebehind)");
