@@ -407,6 +407,26 @@ public final class VirtualTimeScheduler implements Scheduler {
         }
     }
 
+    /**
+     * Describes the work still pending, for a failure message: the clock, each queued task and each
+     * pending timer (its due time and its task), in the order they would run.
+     *
+     * @return the description, one item per line
+     */
+    public String pendingWork() {
+        synchronized (lock) {
+            StringBuilder b = new StringBuilder("at " + now + " ns: " + queue.size() + " queued, " + timers.size()
+                    + " timers");
+            for (Runnable r : queue) {
+                b.append("\n  queued: ").append(r);
+            }
+            for (Timer t : timers) {
+                b.append("\n  timer due at ").append(t.due).append(" ns: ").append(t.task);
+            }
+            return b.toString();
+        }
+    }
+
     // --- running ---
 
     /** The state of one run call: what ran and what failed. Confined to the runner thread. */
