@@ -1,0 +1,11 @@
+/**
+ * Coro's Reactor interop: {@link dev.coro.reactor.CoroReactor} turns a {@code Mono} into a
+ * {@code Task} and a {@code Task} into a {@code Mono}, cancellation crossing in both directions and
+ * the contexts bridged.
+ */
+module dev.coro.reactor {
+    requires transitive dev.coro;
+    requires transitive reactor.core;
+
+    exports dev.coro.reactor;
+}
