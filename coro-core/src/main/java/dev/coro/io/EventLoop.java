@@ -175,6 +175,8 @@ public final class EventLoop implements Scheduler, AutoCloseable {
 
     private final Thread thread;
     final Selector selector;
+    /** The last count of pending I/O operations made on the loop ({@link #pendingIoOperations()}). */
+    private volatile int publishedIo;
     private final Inbox inbox = new Inbox();
     private final long origin = System.nanoTime();
     private final CountDownLatch terminated = new CountDownLatch(1);
@@ -357,6 +359,28 @@ public final class EventLoop implements Scheduler, AutoCloseable {
         }
         int n = timers.size();
         timersChanged();
+        return n;
+    }
+
+    /**
+     * Returns the asynchronous I/O operations (reads, writes, accepts, connects) waiting for their
+     * channel to be ready. Called on the loop thread it counts them (O(registered channels)) and
+     * publishes the count; called from another thread it returns the count last published, so a
+     * monitor that wants it fresh counts on the loop (as {@code coro-micrometer}'s probe does).
+     *
+     * @return the pending I/O operations
+     */
+    public int pendingIoOperations() {
+        if (Thread.currentThread() != thread) {
+            return publishedIo;
+        }
+        int n = 0;
+        for (SelectionKey k : selector.keys()) {
+            if (k.isValid() && k.attachment() instanceof IoHandle h) {
+                n += h.pendingCount();
+            }
+        }
+        publishedIo = n;
         return n;
     }
 

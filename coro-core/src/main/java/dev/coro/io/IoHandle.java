@@ -218,6 +218,11 @@ final class IoHandle {
         return interest;
     }
 
+    /** Loop: the operations pending, 0 to 2 (one per direction). */
+    int pendingCount() {
+        return (reader != null ? 1 : 0) + (writer != null ? 1 : 0);
+    }
+
     /** Whether an operation is pending in either direction (tests). */
     boolean hasPending() {
         return reader != null || writer != null;

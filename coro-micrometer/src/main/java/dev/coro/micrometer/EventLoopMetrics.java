@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code coro.loop.timers.pending} (gauge): timers scheduled and not yet fired, as
  *       {@link EventLoop#pendingTimers()} counts them (from a scraping thread: the count the loop
  *       last published);</li>
+ *   <li>{@code coro.loop.io.pending} (gauge): asynchronous I/O operations waiting for their
+ *       channel, as the probe last counted them on the loop ({@link EventLoop#pendingIoOperations()});</li>
  *   <li>{@code coro.loop.lag} (timer, with the 0.5 and 0.99 percentiles): how late a probe timer,
  *       scheduled on the loop every probe interval (1 s by default), ran after its due time: how
  *       long the loop's work makes a timer or a ready channel wait.</li>
@@ -78,6 +80,9 @@ public final class EventLoopMetrics implements MeterBinder, AutoCloseable {
     public void bindTo(MeterRegistry registry) {
         Gauge.builder("coro.loop.timers.pending", loop, EventLoop::pendingTimers)
                 .description("timers scheduled on the loop and not yet fired").tags(tags).register(registry);
+        Gauge.builder("coro.loop.io.pending", loop, EventLoop::pendingIoOperations)
+                .description("asynchronous I/O operations waiting for their channel (as last counted on the loop)")
+                .tags(tags).register(registry);
         lags.add(Timer.builder("coro.loop.lag")
                 .description("how late a probe timer ran after its due time")
                 .publishPercentiles(0.5, 0.99).tags(tags).register(registry));
@@ -97,6 +102,7 @@ public final class EventLoopMetrics implements MeterBinder, AutoCloseable {
                 for (Timer t : lags) {
                     t.record(lag, TimeUnit.NANOSECONDS);
                 }
+                loop.pendingIoOperations(); // counted here, on the loop: what the gauge reads
                 scheduleProbe();
             }, probeInterval);
         } catch (RejectedExecutionException shutDown) {

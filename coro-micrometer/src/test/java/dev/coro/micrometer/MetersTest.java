@@ -86,6 +86,7 @@ class MetersTest {
                 io.micrometer.core.instrument.Gauge pending = registry.get("coro.loop.timers.pending").gauge();
                 // read on the loop, where the count is exact (from another thread it is the last one published)
                 assertEquals(4.0, CompletableFuture.supplyAsync(pending::value, loop).join(), "three timers and the probe");
+                assertEquals(0.0, registry.get("coro.loop.io.pending").gauge().value(), "no I/O waits");
             }
             SimpleMeterRegistry second = new SimpleMeterRegistry();
             try (EventLoopMetrics probing = new EventLoopMetrics(loop, "metered", Duration.ofMillis(5), Tags.empty())) {
