@@ -72,30 +72,43 @@ final class Hops implements AutoCloseable {
     }
 
     /**
-     * Lets the chain through the gate from a plain runnable on a worker (a thread with no context of
-     * its own) once the chain is on its way into the gate, and waits for the chain to end. The chain is
-     * nearly always queued by then, so it is admitted by the worker's release (a hand-off); if not, it
-     * enters the free gate itself. Either way the step in the gate runs on a pool thread.
+     * Once the chain waits at the gate, lets it through from a plain runnable on a worker (a thread
+     * with no context of its own), and waits for the chain to end: the chain is admitted by the
+     * worker's release, a hand-off.
      */
     void finish(CompletableFuture<Void> chain) throws InterruptedException {
         reachedGate.await();
+        while (gate.waiting() == 0) {
+            Thread.onSpinWait(); // until the chain is queued at the gate
+        }
         pool.execute(held::close);
         chain.join();
     }
 
-    /** Runs {@code probe} as plain runnables: 16 on the pool's workers and 2 on the loop. */
+    /**
+     * Runs {@code probe} as plain runnables, once on each of the pool's workers (they meet at a
+     * barrier, so each runs on a different worker) and once on the loop; returns what they saw.
+     */
     <T> List<T> probeEveryThread(Supplier<T> probe) throws InterruptedException {
         List<T> seen = new CopyOnWriteArrayList<>();
-        CountDownLatch done = new CountDownLatch(18);
-        Runnable r = () -> {
+        int workers = pool.workers();
+        CountDownLatch done = new CountDownLatch(workers + 1);
+        java.util.concurrent.CyclicBarrier everyWorker = new java.util.concurrent.CyclicBarrier(workers);
+        for (int i = 0; i < workers; i++) {
+            pool.execute(() -> {
+                try {
+                    everyWorker.await(); // all of the pool's workers at once: one runnable each
+                } catch (InterruptedException | java.util.concurrent.BrokenBarrierException e) {
+                    throw new IllegalStateException(e);
+                }
+                seen.add(probe.get());
+                done.countDown();
+            });
+        }
+        loop.execute(() -> {
             seen.add(probe.get());
             done.countDown();
-        };
-        for (int i = 0; i < 16; i++) {
-            pool.execute(r);
-        }
-        loop.execute(r);
-        loop.execute(r);
+        });
         done.await();
         return seen;
     }
