@@ -78,7 +78,7 @@ final class Hops implements AutoCloseable {
      */
     void finish(CompletableFuture<Void> chain) throws InterruptedException {
         reachedGate.await();
-        while (gate.waiting() == 0) {
+        while (gate.queueLength() == 0) {
             Thread.onSpinWait(); // until the chain is queued at the gate
         }
         pool.execute(held::close);

@@ -213,7 +213,7 @@ abstract class AdmissionGate implements WaitingPrimitive {
      * @return the waiters
      */
     @Override
-    public int waiting() {
+    public int queueLength() {
         return engine.linkedWaiters();
     }
 }

@@ -105,7 +105,7 @@ public final class AsyncMutex implements WaitingPrimitive {
      * @return the waiters
      */
     @Override
-    public int waiting() {
+    public int queueLength() {
         return lane.linkedWaiters();
     }
 

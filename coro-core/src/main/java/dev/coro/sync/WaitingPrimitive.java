@@ -7,7 +7,7 @@ package dev.coro.sync;
  * {@snippet :
  * WaitingPrimitive p = new CapacityGate(8);
  * p.addListener((outcome, waitedNanos) -> histogram.record(waitedNanos));
- * int queued = p.waiting();
+ * int queued = p.queueLength();
  * }
  */
 public interface WaitingPrimitive {
@@ -26,5 +26,5 @@ public interface WaitingPrimitive {
      *
      * @return the waiters
      */
-    int waiting();
+    int queueLength();
 }

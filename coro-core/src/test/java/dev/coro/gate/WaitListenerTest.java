@@ -39,11 +39,11 @@ class WaitListenerTest {
                 "the try must be refused"); // a refused try: not reported
         CompletableFuture<Admission> waiter = gate.acquire().toCompletableFuture();
         CompletableFuture<Admission> cancelled = gate.acquire().toCompletableFuture();
-        assertEquals(2, gate.waiting());
+        assertEquals(2, gate.queueLength());
         cancelled.cancel(false);
         held.exit();
         waiter.join().exit();
-        assertEquals(0, gate.waiting());
+        assertEquals(0, gate.queueLength());
         assertEquals(List.of(Outcome.ADMITTED, Outcome.CANCELLED, Outcome.ADMITTED), heard.outcomes);
         assertEquals(0, heard.waited.get(0), "the first was admitted at once");
         assertTrue(heard.waited.stream().allMatch(w -> w >= 0), heard.waited.toString());
@@ -69,7 +69,7 @@ class WaitListenerTest {
         assertTrue(mutex.tryLock());
         assertFalse(mutex.tryLock()); // refused: not reported
         CompletableFuture<Void> waiter = mutex.lock().toCompletableFuture();
-        assertEquals(1, mutex.waiting());
+        assertEquals(1, mutex.queueLength());
         mutex.unlock();
         waiter.join();
         mutex.unlock();

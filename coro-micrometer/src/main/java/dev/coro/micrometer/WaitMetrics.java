@@ -62,7 +62,7 @@ public final class WaitMetrics implements MeterBinder {
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        Gauge.builder("coro.wait.waiting", primitive, WaitingPrimitive::waiting)
+        Gauge.builder("coro.wait.waiting", primitive, WaitingPrimitive::queueLength)
                 .description("tasks waiting now").tags(tags).register(registry);
         Timer waited = Timer.builder("coro.wait.duration")
                 .description("how long each admission waited (0 when admitted at once)")
