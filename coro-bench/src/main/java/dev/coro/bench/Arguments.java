@@ -1,9 +1,13 @@
 package dev.coro.bench;
 
+import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * Reads the options of the plain-main measurements ({@link RateLateness}, {@link Timers},
@@ -40,22 +44,36 @@ final class Arguments {
         return true;
     }
 
+    /** The help option every plain main has: {@code @Mixin Arguments.Help help;}. */
+    static final class Help {
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
+        boolean help;
+    }
+
     /**
-     * Checks implementation names given on the command line.
-     *
-     * @param spec the command's spec (picocli injects it into a {@code @Spec} field)
-     * @param names the names given
-     * @param known the implementations the measurement has
-     * @return {@code names}
-     * @throws ParameterException if a name is not one of {@code known}
+     * The implementations to run, named as positional parameters and checked against the ones the
+     * measurement has: {@code @Mixin Arguments.Implementations impls = new Arguments.Implementations(IMPLS);}.
      */
-    static List<String> implementations(CommandSpec spec, List<String> names, List<String> known) {
-        for (String name : names) {
-            if (!known.contains(name)) {
-                throw new ParameterException(spec.commandLine(),
-                        "unknown option or implementation: " + name + " (implementations: " + known + ")");
-            }
+    static final class Implementations {
+        @Spec(Spec.Target.MIXEE)
+        CommandSpec spec;
+        private final List<String> known;
+        /** The names given, in order; empty: all. */
+        List<String> names = new ArrayList<>();
+
+        Implementations(List<String> known) {
+            this.known = known;
         }
-        return names;
+
+        @Parameters(paramLabel = "IMPL", description = "implementations to run (default all)")
+        void names(List<String> given) {
+            for (String name : given) {
+                if (!known.contains(name)) {
+                    throw new ParameterException(spec.commandLine(),
+                            "unknown option or implementation: " + name + " (implementations: " + known + ")");
+                }
+            }
+            names = given;
+        }
     }
 }

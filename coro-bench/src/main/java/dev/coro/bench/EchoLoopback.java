@@ -33,10 +33,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * tcp-echo: an echo server and a client over loopback TCP, {@code --connections} (50) connections
@@ -140,9 +138,6 @@ public final class EchoLoopback {
     @Command(name = "tcp-echo", sortOptions = false,
             description = "TCP echo over loopback: Coro's EventLoop against Netty and virtual threads.")
     static final class Settings {
-        @Spec
-        CommandSpec spec;
-
         @Option(names = "--connections", paramLabel = "C", description = "connections (default ${DEFAULT-VALUE})")
         int connections = 50;
 
@@ -159,15 +154,11 @@ public final class EchoLoopback {
         @Option(names = "--quick", description = "fewer round trips and one round (also -Dbench.quick=true)")
         boolean quick = Boolean.getBoolean("bench.quick");
 
-        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
-        boolean help;
+        @Mixin
+        Arguments.Help help;
 
-        List<String> impls = new ArrayList<>();
-
-        @Parameters(paramLabel = "IMPL", description = "implementations to run (default all)")
-        void impls(List<String> names) {
-            impls = Arguments.implementations(spec, names, IMPLS);
-        }
+        @Mixin
+        Arguments.Implementations impls = new Arguments.Implementations(IMPLS);
     }
 
     private static void measure(String[] args) throws Exception {
@@ -180,7 +171,7 @@ public final class EchoLoopback {
         int roundTrips = settings.roundTrips != null ? settings.roundTrips : quick ? 2_000 : 20_000;
         int size = settings.size;
         int rounds = settings.rounds != null ? settings.rounds : quick ? 1 : 3;
-        List<String> impls = new ArrayList<>(settings.impls);
+        List<String> impls = new ArrayList<>(settings.impls.names);
         if (connections < 1 || roundTrips < 1 || size < 1 || rounds < 1) {
             throw new IllegalArgumentException("--connections, --round-trips, --size and --rounds must be >= 1");
         }

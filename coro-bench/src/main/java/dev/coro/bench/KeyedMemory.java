@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -39,8 +40,8 @@ public final class KeyedMemory {
         @Option(names = "--keys", paramLabel = "N", description = "keys run through each structure (default ${DEFAULT-VALUE})")
         int keys = 100_000;
 
-        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
-        boolean help;
+        @Mixin
+        Arguments.Help help;
     }
 
     /**

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -50,8 +51,8 @@ public final class RateLateness {
         @Option(names = "--quick", description = "1,000 waiters unless --waiters is given")
         boolean quick;
 
-        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
-        boolean help;
+        @Mixin
+        Arguments.Help help;
     }
 
     /**

@@ -15,10 +15,8 @@ import java.util.function.Function;
 import kotlinx.coroutines.ExecutorCoroutineDispatcher;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * timers: schedule 1,000,000 one-shot timers with seeded random delays of 0 to 1,000 ms on one
@@ -207,9 +205,6 @@ public final class Timers {
     @Command(name = "timers", sortOptions = false,
             description = "How fast one-shot timers are scheduled and how late they fire: Coro and its peers.")
     static final class Settings {
-        @Spec
-        CommandSpec spec;
-
         @Option(names = "--timers", paramLabel = "N", description = "timers per round (default 1,000,000; --quick: 100,000)")
         Integer timers;
 
@@ -225,15 +220,11 @@ public final class Timers {
         @Option(names = "--quick", description = "fewer timers and one round (also -Dbench.quick=true)")
         boolean quick = Boolean.getBoolean("bench.quick");
 
-        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
-        boolean help;
+        @Mixin
+        Arguments.Help help;
 
-        List<String> impls = new ArrayList<>();
-
-        @Parameters(paramLabel = "IMPL", description = "implementations to run (default all)")
-        void impls(List<String> names) {
-            impls = Arguments.implementations(spec, names, IMPLS);
-        }
+        @Mixin
+        Arguments.Implementations impls = new Arguments.Implementations(IMPLS);
     }
 
     private static void measure(String[] args) throws Exception {
@@ -246,7 +237,7 @@ public final class Timers {
         int maxDelay = settings.maxDelay;
         int rounds = settings.rounds != null ? settings.rounds : quick ? 1 : 5;
         long seed = settings.seed;
-        List<String> impls = new ArrayList<>(settings.impls);
+        List<String> impls = new ArrayList<>(settings.impls.names);
         if (timers < 1 || rounds < 1 || maxDelay < 0) {
             throw new IllegalArgumentException("--timers and --rounds must be >= 1 and --max-delay-ms >= 0");
         }

@@ -23,10 +23,8 @@ import java.util.function.Supplier;
 import javax.management.ObjectName;
 import kotlinx.coroutines.CoroutineDispatcher;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * waiter-memory: retained heap per task suspended on a held lock, for Coro's {@link AsyncMutex},
@@ -105,9 +103,6 @@ public final class WaiterMemory {
     @Command(name = "waiter-memory", sortOptions = false,
             description = "Retained heap per waiter parked on a held lock: Coro, kotlinx, virtual threads.")
     static final class Settings {
-        @Spec
-        CommandSpec spec;
-
         @Option(names = "--waiters", paramLabel = "N", description = "waiters per round (default ${DEFAULT-VALUE})")
         int waiters = 200_000;
 
@@ -117,15 +112,11 @@ public final class WaiterMemory {
         @Option(names = "--histogram", description = "one more round that diffs the class histograms")
         boolean histogram;
 
-        @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this and exit")
-        boolean help;
+        @Mixin
+        Arguments.Help help;
 
-        List<String> impls = new ArrayList<>();
-
-        @Parameters(paramLabel = "IMPL", description = "implementations to run (default all)")
-        void impls(List<String> names) {
-            impls = Arguments.implementations(spec, names, IMPLS);
-        }
+        @Mixin
+        Arguments.Implementations impls = new Arguments.Implementations(IMPLS);
     }
 
     /**
@@ -142,7 +133,7 @@ public final class WaiterMemory {
         int waiters = settings.waiters;
         int rounds = settings.rounds;
         boolean histogram = settings.histogram;
-        List<String> impls = new ArrayList<>(settings.impls);
+        List<String> impls = new ArrayList<>(settings.impls.names);
         if (impls.isEmpty()) {
             impls.addAll(IMPLS);
         }

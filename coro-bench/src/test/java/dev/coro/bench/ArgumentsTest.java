@@ -21,7 +21,7 @@ class ArgumentsTest {
         assertNull(s.timers, "--quick picks the count only when --timers is not given");
         assertEquals(2, s.rounds);
         assertEquals(7L, s.seed);
-        assertEquals(List.of("coro", "stpe"), s.impls);
+        assertEquals(List.of("coro", "stpe"), s.impls.names);
     }
 
     @Test

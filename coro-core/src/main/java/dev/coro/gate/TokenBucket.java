@@ -19,13 +19,12 @@ final class TokenBucket extends AdmissionEngine {
      *    algorithm: the bucket is full at any time t >= tat, and holds (burstNanos - (tat - t)) /
      *    interval tokens before it; the clock's time at creation (full then). registered (volatile
      *    long, the lane only): the permits of the waiters registered at the waiting door and neither
-     *    in (ruleEntered) nor departed (ruleDeparted). Owner only: lastDue, the due time of the last
-     *    admission decided by the owner; running, the admitted operations that have not left (the
-     *    bounded form); queued, the permits of the waiters the owner has taken, for the fail-fast
+     *    in (ruleEntered) nor departed (ruleDeparted). Owner only: running, the admitted operations
+     *    that have not left (the bounded form); queued, the permits of the waiters the owner has taken, for the fail-fast
      *    projection.
      *
-     * 2. Due time of a request for n permits present since p: due = max(p, lastDue, tat - (burst -
-     *    n) * interval), the first time at or after p at which the bucket holds n tokens. Admitted
+     * 2. Due time of a request for n permits present since p: due = max(p, tat - (burst - n) *
+     *    interval), the first time at or after p at which the bucket holds n tokens. Admitted
      *    iff due <= now; then tat = max(tat, due) + n * interval (the algorithm's update for an
      *    arrival at due; max(tat, due) is the admission's start). Present since: now, in a throttle
      *    and for an arrival on the fast path, so a throttle is the algorithm on the clock itself:
@@ -40,15 +39,14 @@ final class TokenBucket extends AdmissionEngine {
      * 3. Transitions.
      *    T1 fast path (tryEnterNow, the lane: the unbounded form): now = the clock, then: closed or
      *       registered != 0: declined (no barging). Else CAS tat t -> max(t, now) + n * interval if
-     *       t - (burst - n) * interval <= now (due <= now with p = now; lastDue <= now, so it does
-     *       not matter), declined otherwise; a lost CAS re-reads the clock and registered and retries
+     *       t - (burst - n) * interval <= now (due <= now with p = now), declined otherwise; a lost CAS re-reads the clock and registered and retries
      *       (two arrivals that read the same time would otherwise find the second token 1 ns ahead). The bounded
      *       form decides its fast path under ownership (the engine's), by T3.
      *    T2 arrive (the waiting door, after T1 declined): registered += n (the lane), then the
      *       engine pushes the node. A push refused by a closed intake is a departure (T5).
      *    T3 decide (owner, ruleTryEnter): running < maxRunning, due <= now: CAS tat to the update of
      *       part 2 (retried: a T1 that read registered == 0 before this waiter registered may still
-     *       land its CAS), lastDue = due, running + 1 (bounded), queued - n. Refused: the engine's
+     *       land its CAS), running + 1 (bounded), queued - n. Refused: the engine's
      *       one timer is armed for due (ruleReadyAt); refused for running, only an exit (ruleLeave)
      *       changes the answer.
      *    T4 entered (owner, ruleEntered: the admit CAS won): registered -= n.
@@ -135,7 +133,6 @@ final class TokenBucket extends AdmissionEngine {
     private final boolean lane;
     private volatile long tat;
     private volatile long registered;
-    private long lastDue = Long.MIN_VALUE;
     private long running;
     private long queued;
 
@@ -159,7 +156,7 @@ final class TokenBucket extends AdmissionEngine {
     /** When a request with {@code tag} is due by the schedule, with tat {@code t} (part 2). */
     private long due(Object tag, long now, long t) {
         long present = tag instanceof Ask a && a.presentSince != NOT_STAMPED ? a.presentSince : now;
-        return Math.max(Math.max(present, lastDue), t - (burst - permitsOf(tag)) * interval);
+        return Math.max(present, t - (burst - permitsOf(tag)) * interval);
     }
 
     @Override
@@ -220,7 +217,6 @@ final class TokenBucket extends AdmissionEngine {
             }
             t = witness; // a T1 that read registered == 0 before this waiter registered
         }
-        lastDue = due;
         if (!lane) {
             running++;
         }

@@ -2,6 +2,8 @@ package dev.coro.internal;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
@@ -49,6 +51,11 @@ public abstract class AdmissionEngine {
      *      closeRequested (volatile boolean)  close() was called, or the rule closed (closeFromRule)
      *    A waiter is the waiting task's own suspension step (or a select's clause): the engine
      *    allocates nothing per wait. Its tag is written on the node before the push publishes it.
+     *    Observation (outside the decision): observers (volatile array, copy on write) are told how
+     *    every admission and queued wait ended; while one is added or a JFR recording enables
+     *    WaitEvent, a queued waiter's node also carries a WaitTiming (written before the push, taken
+     *    once with a getAndSet by whichever path ends the wait: admit, expiry, or its departure),
+     *    and nothing otherwise. The primitive's class (observedAs) names it in the events.
      *
      * 2. Transitions.
      *    fast path (tryEnterNow): intake empty, CAS owner 0 -> 1, re-check intake, order and close
@@ -293,10 +300,10 @@ public abstract class AdmissionEngine {
      * @throws NullPointerException if {@code observer} is null
      */
     public final void addObserver(WaitObserver observer) {
-        java.util.Objects.requireNonNull(observer, "observer");
+        Objects.requireNonNull(observer, "observer");
         for (;;) {
             WaitObserver[] old = observers;
-            WaitObserver[] next = old == null ? new WaitObserver[] {observer} : java.util.Arrays.copyOf(old, old.length + 1);
+            WaitObserver[] next = old == null ? new WaitObserver[] {observer} : Arrays.copyOf(old, old.length + 1);
             next[next.length - 1] = observer;
             if (OBSERVERS.compareAndSet(this, old, next)) {
                 return;

@@ -56,7 +56,6 @@ final class TimerThread {
      */
     static Timer schedule(Runnable task, long delayNanos, Executor target, Set<Timer> registry) {
         Timer timer = new Timer(task, target, registry);
-        timer.due = System.nanoTime() + Math.max(0, delayNanos); // for the TimerLate event
         if (registry != null) {
             registry.add(timer);
         }
@@ -129,9 +128,6 @@ final class TimerThread {
         private final Set<Timer> registry;
         private volatile ScheduledFuture<?> future;
 
-        /** When it is due, by System.nanoTime(); written before the timer is scheduled. */
-        long due;
-
         Timer(Runnable task, Executor target, Set<Timer> registry) {
             this.target = target;
             this.registry = registry;
@@ -191,7 +187,10 @@ final class TimerThread {
             if (t == null) {
                 return;
             }
-            CoroEvents.timerFired("coro-timer", System.nanoTime() - due); // JFR, if it fired late
+            ScheduledFuture<?> due = future; // null only if it fired before setFuture: not late then
+            if (!CoroEvents.OFF && due != null) {
+                CoroEvents.timerFired("coro-timer", -due.getDelay(TimeUnit.NANOSECONDS)); // JFR, if it fired late
+            }
             Executor e = target;
             target = null;
             if (registry != null) {
