@@ -58,6 +58,57 @@ public final class Trampoline {
         }
     }
 
+    /**
+     * Opens a trampoline drain on this thread around a section of code, if none is active: work that
+     * the section resumes inline then queues, and runs when {@link #leave} closes the drain, instead
+     * of running inside the section. Returns the trampoline to pass to {@code leave}, or null if a
+     * drain was already active (the work then queues behind the active one's current item).
+     *
+     * {@snippet :
+     * Trampoline t = Trampoline.enter();
+     * try {
+     *     section();          // may resume waiters inline
+     * } finally {
+     *     Trampoline.leave(t); // runs them now, after the section
+     * }
+     * }
+     *
+     * @return this thread's trampoline if this call opened the drain, else null
+     */
+    public static Trampoline enter() {
+        Trampoline t = CURRENT.get();
+        if (t.running) {
+            return null;
+        }
+        t.running = true;
+        t.ran = 0;
+        return t;
+    }
+
+    /**
+     * Closes a drain opened by {@link #enter}: runs what the section queued, then marks the thread
+     * free. Does nothing if {@code t} is null (the section ran inside an active drain).
+     *
+     * @param t what {@code enter} returned
+     */
+    public static void leave(Trampoline t) {
+        if (t == null) {
+            return;
+        }
+        try {
+            Runnable next;
+            while ((next = t.queue.pollFirst()) != null) {
+                t.ran++;
+                next.run();
+            }
+        } finally {
+            t.running = false;
+            if (!t.queue.isEmpty()) {
+                drainAfterFailure(t);
+            }
+        }
+    }
+
     private static void drainAfterFailure(Trampoline t) {
         Runnable next;
         while ((next = t.queue.pollFirst()) != null) {

@@ -1,0 +1,801 @@
+package dev.coro.internal;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.concurrent.CancellationException;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The hand-off under every channel: elements pass from senders to receivers through a buffer of a
+ * capacity kind (rendezvous, buffered, unlimited, conflated), waiting senders and receivers are
+ * queued in arrival order, and one owner at a time decides, as in the {@link AdmissionEngine}: the
+ * engine admits waiters of one queue against a rule; a channel pairs the waiters of two queues and
+ * moves an element with each pairing, so it is the engine's sibling, built from the same parts (the
+ * {@link WaitQueue} intakes, the {@link WaitOrder} lists, the ownership protocol, the trampoline).
+ *
+ * <p>Elements are opaque, non-null objects. All public methods are thread-safe; see part 6 for the
+ * one path that may wait for another thread.
+ */
+public final class ChannelCore {
+    /* Implementation overview.
+     *
+     * 1. Representation.
+     *    sendIntake, receiveIntake (WaitQueue, OPEN for ever): lock-free stacks of arriving senders
+     *      and receivers. A sender's node carries its element as its tag (written before the push);
+     *      a receiver's tag is unused. A TryNode (trySend, tryReceive that met a busy owner) is a
+     *      node the owner decides at once, never queues.
+     *    owner (volatile int): 0 or 1; whoever CASes it 0 -> 1 owns every decision; the state below is
+     *      plain and touched by the owner only.
+     *    buffer (ArrayDeque, owner): the elements sent and not yet received, oldest first. Its size is
+     *      at most the capacity, plus the elements "held" (part 7): a rendezvous hand-off whose send
+     *      completed while its receiver was cancelled at the same instant keeps the element here for
+     *      the next receiver.
+     *    senders, receivers (WaitOrder.arrival, owner): the taken waiters, oldest first; settled ones
+     *      stay until met or purged (WaitOrder's purging).
+     *    closeRequest (volatile int): NONE, CLOSE or CANCEL, only ever raised; closeCause (volatile):
+     *      close(cause)'s cause, written before closeRequest. applied (owner): the request the owner
+     *      has applied. terminal (volatile boolean): published by the owner once a receive can only
+     *      end (closed and drained, or cancelled); never reset.
+     *    pendingDepartures (volatile int): a queued waiter departed (its node's hook); the owner
+     *      purges its lists when they are crowded.
+     *    undelivered (owner): elements dropped (cancel, a conflated replacement) to hand to the
+     *      callback once ownership is released.
+     *
+     * 2. Transitions (owner, in one pass: departures, arrivals, close, then match):
+     *    take senders: each taken node goes to the senders list; once a close is applied, a taken
+     *      sender is rejected (ClosedForSend) instead; a try-send node is decided at once (part 6).
+     *    take receivers: each goes to the receivers list; a try-receive node is decided at once.
+     *    apply close: applied = request. CANCEL: the buffer is dropped (to undelivered), every
+     *      waiting sender and receiver is abandoned (completes cancelled).
+     *    match, while a live receiver r waits (a settled one is dropped; one whose token fired is
+     *      abandoned, never handed an element):
+     *      buffer not empty: r.admit(first element); if it wins, the element leaves the buffer and
+     *        the oldest live waiting sender's element moves in (its send completes: fill); if not,
+     *        r departed: drop it, the element stays first.
+     *      else a live sender s waits (rendezvous): s.admit() first (the send is done: the element
+     *        is delivered to the channel), then r.admit(element); if r lost to its cancellation, the
+     *        element is held in the buffer for the next receiver (part 7). If s lost, s is dropped.
+     *      else if closed and nothing is left: r ends (admitted with null, or rejected with the close's cause, or
+     *        abandoned if cancelled); terminal is published.
+     *      With no receiver, fill: while the buffer has room, the oldest live sender's admit CAS moves
+     *      its element in (conflated: replaces the element there, which goes to undelivered).
+     *    The fast paths (trySend, tryReceive, the tasks' run-loop fast path) own, run the pass, then
+     *      decide the one operation on the settled state: C1 and C2 below make that decision FIFO.
+     *
+     * 3. Linearization points. A send or receive decided under ownership: the owner's decision (its
+     *    buffer update, or the admit CAS of the waiter it pairs with). A queued waiter: its push is
+     *    its place in line; its completion is the admit CAS the owner makes on its node. close and
+     *    cancel: the write of closeRequest; a send that read no request before it and pushes is
+     *    accepted if the owner takes it before applying the request (it is concurrent with close),
+     *    rejected if after; receivers see the end only once the request is applied and every
+     *    accepted send is received, so no element follows the end.
+     *
+     * 4. Invariants (after every pass, under ownership).
+     *    C1: a live receiver waits only if the buffer is empty and no live sender waits.
+     *    C2: a live sender waits only if the buffer is full (size >= capacity) and no live receiver
+     *        waits; unlimited and conflated channels never keep a sender waiting.
+     *    C3: every element leaves exactly once: received (an admit CAS that won), or handed to the
+     *        undelivered callback (dropped by cancel, replaced in a conflated channel). A send whose
+     *        admit CAS lost never put its element in.
+     *    C4: FIFO: elements leave the buffer in the order they entered; senders fill it and
+     *        receivers are served in arrival order; a try operation decides after every waiter taken
+     *        before it.
+     *    C5: once terminal, it stays so; after CANCEL is applied, no element is ever delivered.
+     *
+     * 5. Memory ordering. As the engine's part 5: owner is volatile, the CAS 0 -> 1 acquires and the
+     *    write owner = 0 releases, so the plain state needs nothing more. Releasing, the owner writes
+     *    owner = 0 and then reads both intakes, pendingDepartures and closeRequest; a requester
+     *    writes first (push CAS, getAndAdd, closeRequest write) and CASes owner second. Dekker over
+     *    volatile accesses: either the requester owns and drains, or the releasing owner sees the
+     *    request and owns again. An element (a sender's tag) is written before its push (release)
+     *    and read after the take (acquire); a receiver reads its element from its own result word,
+     *    published by the admit CAS (AsyncStep part 5).
+     *
+     * 6. Progress. send, receive, close and cancel are lock-free: a thread that cannot own leaves its
+     *    request (a pushed node, a flag) to the owner and returns (a task suspends). trySend and
+     *    tryReceive must answer now: when another thread owns at that instant, they push a TryNode
+     *    and wait until an owner (the current one, or themselves once it lets go) decides it. That
+     *    wait is a hand-over of the decision (bounded by one owner's pass), never a wait for room or
+     *    an element; it is the one place a thread waits for another.
+     *
+     * 7. Cancellation races. A queued waiter whose token fires settles its own node (one CAS) and
+     *    departs: the intake unlinks it, or the owner drops it when met. An owner's admit CAS that
+     *    loses to the cancellation: a receiver gets nothing (the element stays first: C3), a sender
+     *    delivered nothing (its element never entered). A rendezvous pairs two waiters, which two
+     *    CASes decide: the sender's first, so a send that completed has delivered; if the receiver
+     *    then lost, its element is held for the next receiver, never lost and never doubled. A
+     *    select clause is a node whose admit first claims its select (Select): a losing clause is a
+     *    departed waiter, so a losing receive clause consumed nothing and a losing send clause
+     *    delivered nothing.
+     *
+     * 8. Resumption. Every owner section runs inside the thread's trampoline (Trampoline.enter /
+     *    leave): the waiters it settles resume inline through it only after the section has released
+     *    ownership, and a chain of a million hand-offs between two tasks on one thread runs in a loop,
+     *    not on the stack. The undelivered callback runs after ownership is released too.
+     *
+     * 9. References. Go's channels (hchan: a buffer, a queue of waiting senders and one of waiting
+     *    receivers, one decision at a time) and kotlinx.coroutines' BufferedChannel (Koval, Alistarh
+     *    and Elizarov, PPoPP 2023) for the semantics of close, cancel, onUndeliveredElement and
+     *    select; the ownership protocol is the admission engine's (its parts 5 and 8).
+     */
+
+    /** The capacity of a rendezvous channel: a send waits for its receiver. */
+    public static final int RENDEZVOUS = 0;
+    /** The capacity of an unlimited channel: a send never waits. */
+    public static final int UNLIMITED = Integer.MAX_VALUE;
+    /** The capacity of a conflated channel: one element, replaced by each send; a send never waits. */
+    public static final int CONFLATED = -1;
+
+    /**
+     * {@link #receiveNow()}'s answer once the channel is closed (without a cause) and drained; a
+     * queued receiver is admitted with null then (elements are never null).
+     */
+    public static final Object END = new Marker("END");
+    /** {@link #tryReceive()}'s answer when no element can be taken now. */
+    public static final Object EMPTY = new Marker("EMPTY");
+
+    /** {@link #trySend}'s answers. */
+    public static final int SENT = 0, FULL = 1, CLOSED = 2;
+
+    private static final int NONE = 0, CLOSE = 1, CANCEL = 2;
+
+    private final int capacity;
+    private final Consumer<Object> onUndelivered;
+    private final Function<Throwable, RuntimeException> closedForSend;
+    private final WaitQueue sendIntake = new WaitQueue(AdmissionEngine.OPEN, this::waiterDeparted);
+    private final WaitQueue receiveIntake = new WaitQueue(AdmissionEngine.OPEN, this::waiterDeparted);
+    private volatile int owner;
+    private volatile int pendingDepartures;
+    private volatile int closeRequest;
+    private volatile Throwable closeCause;
+    /** The cause a send sees once the channel is cancelled; written before the CANCEL request. */
+    private volatile Throwable cancelCause;
+    private volatile boolean terminal;
+
+    // owner only
+    private final ArrayDeque<Object> buffer = new ArrayDeque<>();
+    private final WaitOrder senders = WaitOrder.arrival();
+    private final WaitOrder receivers = WaitOrder.arrival();
+    private int applied;
+    private ArrayList<Object> undelivered;
+    private Thread ownerThread; // kept only when assertions are enabled
+
+    /**
+     * Creates a channel's core.
+     *
+     * @param capacity {@link #RENDEZVOUS}, a positive buffer size, {@link #UNLIMITED} or
+     *     {@link #CONFLATED}
+     * @param onUndelivered receives every element that was sent but will never be received, or null
+     * @param closedForSend makes the exception a send to a closed channel fails with, from
+     *     {@link #sendFailureCause()}
+     * @throws IllegalArgumentException if {@code capacity} is below {@link #CONFLATED}
+     */
+    public ChannelCore(int capacity, Consumer<Object> onUndelivered,
+            Function<Throwable, RuntimeException> closedForSend) {
+        if (capacity < CONFLATED) {
+            throw new IllegalArgumentException("capacity must be RENDEZVOUS (0), positive, UNLIMITED or CONFLATED, got "
+                    + capacity);
+        }
+        this.capacity = capacity;
+        this.onUndelivered = onUndelivered;
+        this.closedForSend = closedForSend;
+    }
+
+    // ---- operations ----
+
+    /**
+     * Sends {@code element} if that needs no wait: hands it to a waiting receiver or puts it in the
+     * buffer.
+     *
+     * @param element the element, not null
+     * @return {@link #SENT}, {@link #FULL} (a send would wait) or {@link #CLOSED}
+     */
+    public int trySend(Object element) {
+        if (closeRequest != NONE) {
+            return CLOSED;
+        }
+        if (tryOwn()) {
+            return ownedSend(element);
+        }
+        TryNode node = new TryNode(true);
+        node.tag(element);
+        sendIntake.push(node);
+        return (Integer) node.await(this);
+    }
+
+    /**
+     * Receives an element if that needs no wait: the oldest buffered one, or a waiting sender's.
+     *
+     * @return the element, or {@link #EMPTY}
+     */
+    public Object tryReceive() {
+        if (tryOwn()) {
+            return ownedReceive(false);
+        }
+        TryNode node = new TryNode(false);
+        receiveIntake.push(node);
+        return node.await(this);
+    }
+
+    /**
+     * A waiting send's run-loop fast path: as {@link #trySend}, but declines (FULL) instead of
+     * waiting when another thread owns at this instant; the caller then {@linkplain #enterSend
+     * enters} its node.
+     *
+     * @param element the element
+     * @return {@link #SENT}, {@link #FULL} or {@link #CLOSED}
+     */
+    public int sendNow(Object element) {
+        if (closeRequest != NONE) {
+            return CLOSED;
+        }
+        if (sendIntake.hasWaiters() || !tryOwn()) {
+            return FULL;
+        }
+        return ownedSend(element);
+    }
+
+    /**
+     * A waiting receive's run-loop fast path: an element now, {@link #END} if the channel is closed
+     * and drained, or {@link #EMPTY} (the caller then {@linkplain #enterReceive enters} its node; also
+     * when another thread owns at this instant, or the channel ended with a cause or was cancelled).
+     *
+     * @return the element, {@link #END} or {@link #EMPTY}
+     */
+    public Object receiveNow() {
+        if (terminal) {
+            return closeCause == null && closeRequest == CLOSE ? END : EMPTY;
+        }
+        if (receiveIntake.hasWaiters() || !tryOwn()) {
+            return EMPTY;
+        }
+        return ownedReceive(true);
+    }
+
+    /**
+     * Queues a sender: {@code node} is admitted (with null) once its element is in the channel,
+     * rejected if the channel is closed, abandoned if it is cancelled.
+     *
+     * @param node the waiter (a task's step or a select clause)
+     * @param element its element, not null
+     */
+    public void enterSend(WaitNode node, Object element) {
+        if (closeRequest != NONE) {
+            node.reject(closedForSend.apply(sendFailureCause()));
+            return;
+        }
+        node.tag(element); // published by the push
+        sendIntake.push(node);
+        tryOwnAndDrain();
+    }
+
+    /**
+     * Queues a receiver: {@code node} is admitted with an element, or with null once the
+     * channel is closed and drained, rejected with the close's cause, or abandoned if the channel is
+     * cancelled.
+     *
+     * @param node the waiter (a task's step or a select clause)
+     */
+    public void enterReceive(WaitNode node) {
+        receiveIntake.push(node);
+        tryOwnAndDrain();
+    }
+
+    /**
+     * Closes for sending: later sends fail, receivers take what was sent, then end ({@link #END},
+     * or rejected with {@code cause}). Idempotent: a second close (or a close after cancel) does
+     * nothing.
+     *
+     * @param cause what receivers fail with once the channel is drained, or null for a plain end
+     * @return whether this call closed the channel
+     */
+    public boolean close(Throwable cause) {
+        for (;;) {
+            int r = closeRequest;
+            if (r != NONE) {
+                return false;
+            }
+            closeCause = cause; // before the request that publishes it (only the winner's stays)
+            if (CLOSE_REQUEST.compareAndSet(this, NONE, CLOSE)) {
+                tryOwnAndDrain();
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Cancels: the buffer is dropped (each element to the undelivered callback), waiting senders and
+     * receivers complete cancelled, later sends fail and later receives complete cancelled.
+     * Idempotent.
+     *
+     * @return whether this call cancelled the channel
+     */
+    public boolean cancel() {
+        for (;;) {
+            int r = closeRequest;
+            if (r == CANCEL) {
+                return false;
+            }
+            if (cancelCause == null) {
+                cancelCause = new CancellationException("the channel was cancelled");
+            }
+            if (CLOSE_REQUEST.compareAndSet(this, r, CANCEL)) {
+                tryOwnAndDrain();
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Returns whether sends fail now (closed or cancelled).
+     *
+     * @return whether closed for sending
+     */
+    public boolean isClosedForSend() {
+        return closeRequest != NONE;
+    }
+
+    /**
+     * Returns whether a receive can only end now: closed and drained, or cancelled (a snapshot that
+     * may lag a moment behind the request).
+     *
+     * @return whether closed for receiving
+     */
+    public boolean isClosedForReceive() {
+        return terminal;
+    }
+
+    /**
+     * Returns whether the channel was cancelled.
+     *
+     * @return whether cancelled
+     */
+    public boolean isCancelled() {
+        return closeRequest == CANCEL;
+    }
+
+    /**
+     * Returns the cause given to {@link #close(Throwable)}, or null.
+     *
+     * @return the cause
+     */
+    public Throwable closeCause() {
+        return closeCause;
+    }
+
+    /**
+     * Returns what a send fails with now, as the cause of the closed-for-send exception: the
+     * cancellation if cancelled, else the close's cause (null for a plain close).
+     *
+     * @return the cause, or null
+     */
+    public Throwable sendFailureCause() {
+        return closeRequest == CANCEL ? cancelCause : closeCause;
+    }
+
+    /**
+     * Returns the waiter nodes still linked (intakes and lists, departed or not): a racy snapshot,
+     * for monitoring and for tests that check departed waiters do not pile up.
+     *
+     * @return the linked waiter nodes
+     */
+    public int linkedWaiters() {
+        return sendIntake.linkedCount() + receiveIntake.linkedCount() + senders.size() + receivers.size();
+    }
+
+    // ---- the owner's pass ----
+
+    /**
+     * Owner only: departures, arrivals, close, then match; then the try operations that met a busy
+     * owner, each decided on the matched state (part 2).
+     */
+    private void pass() {
+        assert ownedHere() : "owner-only state touched outside ownership";
+        if (pendingDepartures != 0) {
+            PENDING_DEPARTURES.getAndSet(this, 0);
+            senders.purgeIfCrowded();
+            receivers.purgeIfCrowded();
+        }
+        ArrayList<TryNode> tries = null; // the contended try operations: decided after the waiters
+        if (sendIntake.hasWaiters()) {
+            for (WaitNode w = sendIntake.drain(sendIntake.exchange(AdmissionEngine.OPEN)); w != null; ) {
+                WaitNode next = WaitQueue.next(w);
+                if (w instanceof TryNode t) {
+                    tries = add(tries, t);
+                } else if (applied != NONE) {
+                    w.reject(closedForSend.apply(sendFailureCause())); // pushed after the close was applied
+                } else {
+                    senders.add(w);
+                }
+                w = next;
+            }
+        }
+        if (receiveIntake.hasWaiters()) {
+            for (WaitNode w = receiveIntake.drain(receiveIntake.exchange(AdmissionEngine.OPEN)); w != null; ) {
+                WaitNode next = WaitQueue.next(w);
+                if (w instanceof TryNode t) {
+                    tries = add(tries, t);
+                } else {
+                    receivers.add(w);
+                }
+                w = next;
+            }
+        }
+        int request = closeRequest;
+        if (request > applied) {
+            applied = request;
+            if (request == CANCEL) {
+                for (Object e; (e = buffer.pollFirst()) != null; ) {
+                    dropped(e);
+                }
+                for (WaitNode w; (w = senders.first()) != null; ) {
+                    senders.removeFirst();
+                    w.abandon();
+                }
+                for (WaitNode w; (w = receivers.first()) != null; ) {
+                    receivers.removeFirst();
+                    w.abandon();
+                }
+            }
+        }
+        match();
+        if (tries != null) { // concurrent with the waiters taken with them: deciding after them is linearizable
+            for (TryNode t : tries) {
+                t.decide(t.sends() ? (Object) sendOwned(t.tag()) : receiveOwned()); // both keep C1, C2
+            }
+        }
+    }
+
+    private static ArrayList<TryNode> add(ArrayList<TryNode> list, TryNode t) {
+        if (list == null) {
+            list = new ArrayList<>(2);
+        }
+        list.add(t);
+        return list;
+    }
+
+    /** Owner only: pairs waiting receivers with elements, then fills the buffer (part 2). */
+    private void match() {
+        for (WaitNode r; (r = firstLive(receivers)) != null; ) {
+            Object e = buffer.peekFirst();
+            if (e != null) {
+                receivers.removeFirst();
+                if (r.admit(e)) {
+                    buffer.pollFirst();
+                    fill();
+                }
+                continue; // lost: r departed, the element stays first
+            }
+            WaitNode s = firstLive(senders);
+            if (s != null) { // rendezvous (or a buffer that a cancellation emptied): pair them
+                e = s.tag();
+                senders.removeFirst();
+                if (!s.admit(null)) {
+                    continue; // the send lost to its cancellation: it delivered nothing
+                }
+                receivers.removeFirst();
+                if (!r.admit(e)) {
+                    buffer.addFirst(e); // the send is done; held for the next receiver (part 7)
+                }
+                continue;
+            }
+            if (applied == NONE) {
+                return; // r waits (C1)
+            }
+            receivers.removeFirst();
+            end(r);
+        }
+        fill();
+        if (applied == CANCEL || (applied == CLOSE && buffer.isEmpty() && firstLive(senders) == null)) {
+            terminal = true;
+        }
+    }
+
+    /** Owner only: a receiver of a closed, drained (or cancelled) channel ends. */
+    private void end(WaitNode r) {
+        Throwable cause = closeCause;
+        if (applied == CANCEL) {
+            r.abandon();
+        } else if (cause != null) {
+            r.reject(cause);
+        } else {
+            r.admit(null); // the end: elements are never null
+        }
+    }
+
+    /** Owner only: moves waiting senders' elements into the buffer while it has room (C2). */
+    private void fill() {
+        for (WaitNode s; (s = firstLive(senders)) != null; ) {
+            if (capacity != CONFLATED && buffer.size() >= capacity) {
+                return;
+            }
+            Object e = s.tag();
+            senders.removeFirst();
+            if (s.admit(null)) {
+                put(e);
+            }
+        }
+    }
+
+    /** Owner only: appends a sent element (conflated: replaces the one there). */
+    private void put(Object e) {
+        if (capacity == CONFLATED) {
+            Object old = buffer.pollFirst();
+            if (old != null) {
+                dropped(old);
+            }
+        }
+        buffer.addLast(e);
+    }
+
+    /** Owner only, after a pass: one send decided now. */
+    private int sendOwned(Object e) {
+        if (applied != NONE) {
+            return CLOSED;
+        }
+        for (WaitNode r; (r = firstLive(receivers)) != null; ) { // C1: the buffer is empty
+            receivers.removeFirst();
+            if (r.admit(e)) {
+                return SENT;
+            }
+        }
+        if (capacity == CONFLATED || buffer.size() < capacity) { // C2: no sender waits with room
+            put(e);
+            return SENT;
+        }
+        return FULL;
+    }
+
+    /** Owner only, after a pass: one receive decided now. */
+    private Object receiveOwned() {
+        Object e = buffer.pollFirst();
+        if (e != null) {
+            fill();
+            return e;
+        }
+        for (WaitNode s; (s = firstLive(senders)) != null; ) { // rendezvous: take a waiting sender's
+            e = s.tag();
+            senders.removeFirst();
+            if (s.admit(null)) {
+                return e;
+            }
+        }
+        if (applied != NONE) {
+            terminal = true;
+        }
+        return EMPTY;
+    }
+
+    /** Owner only: the oldest live waiter of a list; drops settled ones, abandons cancelled ones. */
+    private static WaitNode firstLive(WaitOrder list) {
+        for (WaitNode w; (w = list.first()) != null; ) {
+            if (w.isSettled()) {
+                list.removeFirst();
+            } else if (w.isCancelRequested()) {
+                list.removeFirst();
+                w.abandon(); // never hand an element to (or take one from) a task being cancelled
+            } else {
+                return w;
+            }
+        }
+        return null;
+    }
+
+    /** Owner only: an element that will never be received. */
+    private void dropped(Object e) {
+        if (onUndelivered != null) {
+            if (undelivered == null) {
+                undelivered = new ArrayList<>();
+            }
+            undelivered.add(e);
+        }
+    }
+
+    // ---- ownership ----
+
+    /** A queued waiter departed (its node's hook, on the departing thread). */
+    private void waiterDeparted(WaitNode node) {
+        PENDING_DEPARTURES.getAndAdd(this, 1);
+        tryOwnAndDrain();
+    }
+
+    private boolean tryOwn() {
+        if (owner == 0 && OWNER.compareAndSet(this, 0, 1)) {
+            assert (ownerThread = Thread.currentThread()) != null;
+            return true;
+        }
+        return false;
+    }
+
+    private boolean ownedHere() {
+        return owner == 1 && ownerThread == Thread.currentThread();
+    }
+
+    private void tryOwnAndDrain() {
+        if (tryOwn()) {
+            Trampoline t = Trampoline.enter();
+            ArrayList<Object> dropped;
+            try {
+                pass();
+                dropped = release();
+            } finally {
+                Trampoline.leave(t); // the waiters settled run now, ownership released (part 8)
+            }
+            deliver(dropped);
+        }
+    }
+
+    /** Owner only: a send decided now (after a pass), then released. */
+    private int ownedSend(Object element) {
+        Trampoline t = Trampoline.enter();
+        int r;
+        ArrayList<Object> dropped;
+        try {
+            pass();
+            r = sendOwned(element);
+            dropped = release();
+        } finally {
+            Trampoline.leave(t);
+        }
+        deliver(dropped);
+        return r;
+    }
+
+    /** Owner only: a receive decided now (after a pass), then released; {@code end}: END if drained. */
+    private Object ownedReceive(boolean end) {
+        Trampoline t = Trampoline.enter();
+        Object r;
+        ArrayList<Object> dropped;
+        try {
+            pass();
+            r = receiveOwned();
+            if (end && r == EMPTY && applied == CLOSE && terminal && closeCause == null) {
+                r = END;
+            }
+            dropped = release();
+        } finally {
+            Trampoline.leave(t);
+        }
+        deliver(dropped);
+        return r;
+    }
+
+    /**
+     * Owner only: releases ownership with the re-check of part 5, passing again while a request
+     * arrived meanwhile; returns the elements dropped under ownership (for the callback), or null.
+     */
+    private ArrayList<Object> release() {
+        ArrayList<Object> dropped = null;
+        for (;;) {
+            if (undelivered != null) {
+                if (dropped == null) {
+                    dropped = undelivered;
+                } else {
+                    dropped.addAll(undelivered);
+                }
+                undelivered = null;
+            }
+            int done = applied;
+            assert (ownerThread = null) == null;
+            owner = 0; // release: publishes the plain state to the next owner
+            if (!sendIntake.hasWaiters() && !receiveIntake.hasWaiters() && pendingDepartures == 0
+                    && closeRequest == done) {
+                return dropped;
+            }
+            if (!tryOwn()) {
+                return dropped; // the thread that owns now does it
+            }
+            pass();
+        }
+    }
+
+    /** Hands dropped elements to the undelivered callback, outside ownership (part 8). */
+    private void deliver(ArrayList<Object> dropped) {
+        if (dropped == null) {
+            return;
+        }
+        for (Object e : dropped) {
+            try {
+                onUndelivered.accept(e);
+            } catch (Throwable error) {
+                Thread th = Thread.currentThread();
+                th.getUncaughtExceptionHandler().uncaughtException(th, error);
+            }
+        }
+    }
+
+    /** A try operation's node, when another thread owned: the owner decides it at once (part 6). */
+    private static final class TryNode extends WaitNode {
+        private final boolean sends;
+        private volatile Object answer;
+
+        TryNode(boolean sends) {
+            this.sends = sends;
+        }
+
+        boolean sends() {
+            return sends;
+        }
+
+        /** Owner: records the answer (a boxed send code, an element, or EMPTY). */
+        void decide(Object a) {
+            answer = a;
+        }
+
+        /** The caller: waits for an owner to decide, owning itself once the owner lets go. */
+        Object await(ChannelCore core) {
+            for (;;) {
+                Object a = answer;
+                if (a != null) {
+                    return a;
+                }
+                if (core.owner == 0) {
+                    core.tryOwnAndDrain(); // takes and decides this node, unless another owner does
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+        }
+
+        @Override
+        public boolean admit(Object value) {
+            throw new AssertionError("a try node is decided, never admitted");
+        }
+
+        @Override
+        public boolean abandon() {
+            throw new AssertionError("a try node is decided, never abandoned");
+        }
+
+        @Override
+        public boolean reject(Throwable error) {
+            throw new AssertionError("a try node is decided, never rejected");
+        }
+
+        @Override
+        public boolean isSettled() {
+            return false; // until taken; never departs
+        }
+
+        @Override
+        public boolean isCancelRequested() {
+            return false;
+        }
+
+        @Override
+        protected void onFire() {
+            throw new AssertionError("a try node is never registered on a token");
+        }
+    }
+
+    private static final class Marker {
+        private final String name;
+
+        Marker(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    private static final VarHandle OWNER;
+    private static final VarHandle PENDING_DEPARTURES;
+    private static final VarHandle CLOSE_REQUEST;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            OWNER = l.findVarHandle(ChannelCore.class, "owner", int.class);
+            PENDING_DEPARTURES = l.findVarHandle(ChannelCore.class, "pendingDepartures", int.class);
+            CLOSE_REQUEST = l.findVarHandle(ChannelCore.class, "closeRequest", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}
