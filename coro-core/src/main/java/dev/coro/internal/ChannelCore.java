@@ -386,6 +386,63 @@ public final class ChannelCore {
         return sendIntake.linkedCount() + receiveIntake.linkedCount() + senders.size() + receivers.size();
     }
 
+    /**
+     * For tests, at quiescence (no operation running): checks that no request was left undecided and
+     * that invariants C1, C2 and C5 hold, without changing anything. Returns null if they do, else
+     * what is wrong.
+     *
+     * @return null, or a description of the violation
+     * @throws IllegalStateException if another thread owns the decision at this instant
+     */
+    public String checkQuiescent() {
+        if (!tryOwn()) {
+            throw new IllegalStateException("checkQuiescent: another thread owns the decision");
+        }
+        try {
+            for (WaitQueue intake : new WaitQueue[] {sendIntake, receiveIntake}) {
+                for (Object o = intake.state(); o instanceof WaitNode n; o = n.below) {
+                    if (!n.isSettled()) {
+                        return "a request left in an intake: " + n;
+                    }
+                }
+            }
+            if (pendingDepartures != 0 || closeRequest != applied) {
+                return "a request left unapplied: departures " + pendingDepartures + ", close " + closeRequest
+                        + " applied " + applied;
+            }
+            boolean receiverWaits = anyLive(receivers, false);
+            boolean senderWaits = anyLive(senders, false);
+            if (receiverWaits && (!buffer.isEmpty() || senderWaits)) {
+                return "C1: a receiver waits beside " + buffer.size() + " elements, sender waiting " + senderWaits;
+            }
+            if (senderWaits && capacity != RENDEZVOUS && (capacity == CONFLATED || buffer.size() < capacity)) {
+                return "C2: a sender waits beside room: " + buffer.size() + " of " + capacity;
+            }
+            if (applied != NONE && receiverWaits) {
+                return "a receiver waits on a closed channel";
+            }
+            if (applied == CANCEL && (!buffer.isEmpty() || senderWaits)) {
+                return "C5: a cancelled channel keeps elements or senders";
+            }
+            if (anyLive(receivers, true) || anyLive(senders, true)) {
+                return "a waiter whose cancellation was requested is still queued live";
+            }
+            return null;
+        } finally {
+            assert (ownerThread = null) == null;
+            owner = 0;
+        }
+    }
+
+    private static boolean anyLive(WaitOrder list, boolean cancelRequested) {
+        for (WaitNode w = list.first(); w != null; w = w.after) {
+            if (!w.isSettled() && w.isCancelRequested() == cancelRequested) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     // ---- the owner's pass ----
 
     /**

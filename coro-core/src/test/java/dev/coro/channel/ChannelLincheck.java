@@ -1,0 +1,188 @@
+package dev.coro.channel;
+
+import dev.coro.task.Outcome;
+import dev.coro.task.Task;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
+
+/**
+ * What the channel Lincheck tests share: one channel of a capacity kind; sends and receives started
+ * as tasks on the inline scheduler (so a waiter resumes on the thread that completed it) and watched
+ * through their outcome; try operations; cancellation of each thread's latest waiter; close and
+ * cancel of the channel. Every element is unique.
+ *
+ * <p><b>Why the operations answer nothing.</b> As in the engine's tests (LaneLincheck): which thread
+ * completes a waiter, and whether a try meets a waiter that another thread's request has not yet
+ * handed to the owner, are not functions of a sequential history, so the checked property is the
+ * state, at quiescence ({@link #validate()}): each waiter ended at most once, and one whose
+ * cancellation was requested has ended; no request was left undecided and the core's invariants
+ * hold (ChannelCore.checkQuiescent: no receiver waits beside an element or a sender, no sender
+ * beside room, nobody waits on a closed channel with nothing left); and every element leaves exactly
+ * once: each element whose send completed is received once, or still in the channel, or handed to
+ * the undelivered callback, and no other element (a cancelled or failed send's) is ever received.
+ */
+@Param(name = "tid", gen = ThreadIdGen.class)
+public abstract class ChannelLincheck {
+    static final int SLOTS = 6;
+
+    final Channel<Integer> channel;
+    private final AtomicInteger nextElement = new AtomicInteger(1);
+    final List<Waiter> waiters = new CopyOnWriteArrayList<>();
+    private final List<Integer> trySent = new CopyOnWriteArrayList<>();
+    private final List<Integer> tryReceived = new CopyOnWriteArrayList<>();
+    private final List<Integer> undelivered = new CopyOnWriteArrayList<>();
+    /** Each thread's latest waiter; slot tid is touched only by the thread that runs tid's operations. */
+    final Waiter[] latest = new Waiter[SLOTS];
+
+    ChannelLincheck(int capacity) {
+        this.channel = Channel.create(capacity, undelivered::add);
+    }
+
+    /** One send or receive, watched through its outcome. */
+    static final class Waiter {
+        /** The element it sends, or 0 for a receive. */
+        final int element;
+        final AtomicInteger endings = new AtomicInteger();
+        volatile Outcome<?> outcome;
+        volatile CompletableFuture<Void> future;
+        volatile boolean cancelRequested;
+
+        Waiter(int element) {
+            this.element = element;
+        }
+
+        Void ended(Outcome<?> o) {
+            outcome = o;
+            endings.incrementAndGet();
+            return null;
+        }
+    }
+
+    final Waiter start(int tid, int element, Task<?> task) {
+        Waiter w = new Waiter(element);
+        waiters.add(w); // before it starts: another thread may complete it from then on
+        latest[tid] = w;
+        w.future = task.outcome().map(w::ended).toCompletableFuture();
+        return w;
+    }
+
+    /** Starts a send of a fresh element, kept as this thread's latest waiter. */
+    @Operation
+    public void send(@Param(name = "tid") int tid) {
+        int e = nextElement.getAndIncrement();
+        start(tid, e, channel.send(e));
+    }
+
+    /** Starts a receive, kept as this thread's latest waiter. */
+    @Operation
+    public void receive(@Param(name = "tid") int tid) {
+        start(tid, 0, channel.receive());
+    }
+
+    /** Sends a fresh element if that needs no wait. */
+    @Operation
+    public void trySend() {
+        int e = nextElement.getAndIncrement();
+        try {
+            if (channel.trySend(e)) {
+                trySent.add(e);
+            }
+        } catch (ChannelClosedException closed) {
+            // refused: not sent
+        }
+    }
+
+    /** Receives an element if there is one now. */
+    @Operation
+    public void tryReceive() {
+        Integer e = channel.tryReceive();
+        if (e != null) {
+            tryReceived.add(e);
+        }
+    }
+
+    /** Cancels this thread's latest waiter (a no-op if it has ended). */
+    @Operation
+    public void cancel(@Param(name = "tid") int tid) {
+        Waiter w = latest[tid];
+        if (w != null) {
+            w.cancelRequested = true;
+            w.future.cancel(false);
+        }
+    }
+
+    /** Closes the channel. */
+    @Operation
+    public void close() {
+        channel.close();
+    }
+
+    /** Cancels the channel. */
+    @Operation
+    public void cancelChannel() {
+        channel.cancel();
+    }
+
+    /** The checks of the class javadoc. */
+    @Validate
+    public void validate() {
+        String bad = channel.core().checkQuiescent();
+        if (bad != null) {
+            throw new AssertionError(bad);
+        }
+        for (Waiter w : waiters) {
+            int n = w.endings.get();
+            if (n > 1 || (w.cancelRequested && n != 1)) {
+                throw new AssertionError("a waiter ended " + n + " times (cancel requested: " + w.cancelRequested + ")");
+            }
+        }
+        Set<Integer> sent = new HashSet<>(trySent);
+        for (Waiter w : waiters) {
+            if (w.element != 0 && w.outcome instanceof Outcome.Value<?>) {
+                sent.add(w.element);
+            }
+        }
+        List<Integer> left = new ArrayList<>(tryReceived);
+        for (Waiter w : waiters) {
+            if (w.element == 0 && w.outcome instanceof Outcome.Value<?> v && v.value() != null) {
+                left.add((Integer) v.value());
+            }
+        }
+        left.addAll(undelivered);
+        List<Integer> drained = new ArrayList<>();
+        if (!channel.core().isCancelled()) {
+            for (Integer e; (e = channel.tryReceive()) != null; ) {
+                drained.add(e); // a waiting sender's element too: its send completes now
+            }
+        }
+        for (Waiter w : waiters) { // sends the drain completed
+            if (w.element != 0 && w.outcome instanceof Outcome.Value<?>) {
+                sent.add(w.element);
+            }
+        }
+        left.addAll(drained);
+        Set<Integer> once = new HashSet<>();
+        for (Integer e : left) {
+            if (!once.add(e)) {
+                throw new AssertionError("element " + e + " left the channel twice");
+            }
+            if (!sent.contains(e)) {
+                throw new AssertionError("element " + e + " left the channel but its send did not complete");
+            }
+        }
+        if (!once.equals(sent)) {
+            Set<Integer> lost = new HashSet<>(sent);
+            lost.removeAll(once);
+            throw new AssertionError("elements sent and never received, held or dropped: " + lost);
+        }
+    }
+}
