@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
@@ -19,6 +20,8 @@ import org.jetbrains.lincheck.datastructures.Validate;
  * as tasks on the inline scheduler (so a waiter resumes on the thread that completed it) and watched
  * through their outcome; try operations; cancellation of each thread's latest waiter; close and
  * cancel of the channel. Every element is unique.
+ *
+ * <p>A test may have two channels (a select waits on both): an operation's {@code ch} picks one.
  *
  * <p><b>Why the operations answer nothing.</b> As in the engine's tests (LaneLincheck): which thread
  * completes a waiter, and whether a try meets a waiter that another thread's request has not yet
@@ -31,10 +34,11 @@ import org.jetbrains.lincheck.datastructures.Validate;
  * the undelivered callback, and no other element (a cancelled or failed send's) is ever received.
  */
 @Param(name = "tid", gen = ThreadIdGen.class)
+@Param(name = "ch", gen = IntGen.class, conf = "0:1")
 public abstract class ChannelLincheck {
     static final int SLOTS = 6;
 
-    final Channel<Integer> channel;
+    final Channel<Integer>[] channels;
     private final AtomicInteger nextElement = new AtomicInteger(1);
     final List<Waiter> waiters = new CopyOnWriteArrayList<>();
     private final List<Integer> trySent = new CopyOnWriteArrayList<>();
@@ -43,8 +47,22 @@ public abstract class ChannelLincheck {
     /** Each thread's latest waiter; slot tid is touched only by the thread that runs tid's operations. */
     final Waiter[] latest = new Waiter[SLOTS];
 
-    ChannelLincheck(int capacity) {
-        this.channel = Channel.create(capacity, undelivered::add);
+    @SuppressWarnings("unchecked")
+    ChannelLincheck(int capacity, int count) {
+        this.channels = new Channel[count];
+        for (int i = 0; i < count; i++) {
+            channels[i] = Channel.create(capacity, undelivered::add);
+        }
+    }
+
+    /** The channel an operation's {@code ch} picks. */
+    final Channel<Integer> channel(int ch) {
+        return channels[ch % channels.length];
+    }
+
+    /** A fresh element: unique, positive. */
+    final int nextElement() {
+        return nextElement.getAndIncrement();
     }
 
     /** One send or receive, watched through its outcome. */
@@ -77,23 +95,23 @@ public abstract class ChannelLincheck {
 
     /** Starts a send of a fresh element, kept as this thread's latest waiter. */
     @Operation
-    public void send(@Param(name = "tid") int tid) {
-        int e = nextElement.getAndIncrement();
-        start(tid, e, channel.send(e));
+    public void send(@Param(name = "tid") int tid, @Param(name = "ch") int ch) {
+        int e = nextElement();
+        start(tid, e, channel(ch).send(e));
     }
 
     /** Starts a receive, kept as this thread's latest waiter. */
     @Operation
-    public void receive(@Param(name = "tid") int tid) {
-        start(tid, 0, channel.receive());
+    public void receive(@Param(name = "tid") int tid, @Param(name = "ch") int ch) {
+        start(tid, 0, channel(ch).receive());
     }
 
     /** Sends a fresh element if that needs no wait. */
     @Operation
-    public void trySend() {
-        int e = nextElement.getAndIncrement();
+    public void trySend(@Param(name = "ch") int ch) {
+        int e = nextElement();
         try {
-            if (channel.trySend(e)) {
+            if (channel(ch).trySend(e)) {
                 trySent.add(e);
             }
         } catch (ChannelClosedException closed) {
@@ -103,8 +121,8 @@ public abstract class ChannelLincheck {
 
     /** Receives an element if there is one now. */
     @Operation
-    public void tryReceive() {
-        Integer e = channel.tryReceive();
+    public void tryReceive(@Param(name = "ch") int ch) {
+        Integer e = channel(ch).tryReceive();
         if (e != null) {
             tryReceived.add(e);
         }
@@ -122,22 +140,24 @@ public abstract class ChannelLincheck {
 
     /** Closes the channel. */
     @Operation
-    public void close() {
-        channel.close();
+    public void close(@Param(name = "ch") int ch) {
+        channel(ch).close();
     }
 
     /** Cancels the channel. */
     @Operation
-    public void cancelChannel() {
-        channel.cancel();
+    public void cancelChannel(@Param(name = "ch") int ch) {
+        channel(ch).cancel();
     }
 
     /** The checks of the class javadoc. */
     @Validate
     public void validate() {
-        String bad = channel.core().checkQuiescent();
-        if (bad != null) {
-            throw new AssertionError(bad);
+        for (Channel<Integer> channel : channels) {
+            String bad = channel.core().checkQuiescent();
+            if (bad != null) {
+                throw new AssertionError(bad);
+            }
         }
         for (Waiter w : waiters) {
             int n = w.endings.get();
@@ -153,15 +173,17 @@ public abstract class ChannelLincheck {
         }
         List<Integer> left = new ArrayList<>(tryReceived);
         for (Waiter w : waiters) {
-            if (w.element == 0 && w.outcome instanceof Outcome.Value<?> v && v.value() != null) {
-                left.add((Integer) v.value());
+            if (w.element == 0 && w.outcome instanceof Outcome.Value<?> v && v.value() instanceof Integer e && e > 0) {
+                left.add(e); // a receive's element (a select's timeout answers 0; the end is null)
             }
         }
         left.addAll(undelivered);
         List<Integer> drained = new ArrayList<>();
-        if (!channel.core().isCancelled()) {
-            for (Integer e; (e = channel.tryReceive()) != null; ) {
-                drained.add(e); // a waiting sender's element too: its send completes now
+        for (Channel<Integer> channel : channels) {
+            if (!channel.core().isCancelled()) {
+                for (Integer e; (e = channel.tryReceive()) != null; ) {
+                    drained.add(e); // a waiting sender's element too: its send completes now
+                }
             }
         }
         for (Waiter w : waiters) { // sends the drain completed

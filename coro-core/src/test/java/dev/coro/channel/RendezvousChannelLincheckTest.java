@@ -8,13 +8,13 @@ import org.junit.jupiter.api.Test;
 public class RendezvousChannelLincheckTest extends ChannelLincheck {
     /** Creates the test's channel. */
     public RendezvousChannelLincheckTest() {
-        super(Channel.RENDEZVOUS);
+        super(Channel.RENDEZVOUS, 1);
     }
 
     @Test
     void modelChecking() {
         LincheckSupport.lincheck(RendezvousChannelLincheckTest.class)
-                .scaledIterations(6).invocations(200)
+                .scaledIterations(4).invocations(100)
                 .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
                 .modelCheck();
     }

@@ -11,9 +11,10 @@ import java.util.PriorityQueue;
  * A scheduler on virtual time for gate tests in this module (coro-test's VirtualTimeScheduler lives
  * above it): work runs inline, as on {@link Scheduler#inline()}; time moves only by {@link #advance},
  * which runs the timers that came due on the calling thread, in due order, after the clock has moved.
- * Counts pending timers, so a test can check "one timer per gate". Thread-safe (one monitor).
+ * Counts pending timers, so a test can check "one timer per gate". Thread-safe (one monitor). Public for
+ * the channel tests' timeouts.
  */
-final class ManualScheduler implements Scheduler {
+public final class ManualScheduler implements Scheduler {
     private final PriorityQueue<Timer> timers = new PriorityQueue<>();
     private long now;
     private long seq;
@@ -81,7 +82,7 @@ final class ManualScheduler implements Scheduler {
     }
 
     /** Moves the clock forward by {@code nanos}, then runs every timer that came due, in due order. */
-    void advance(long nanos) {
+    public void advance(long nanos) {
         List<Runnable> due = new ArrayList<>();
         synchronized (this) {
             now += nanos;
@@ -95,7 +96,7 @@ final class ManualScheduler implements Scheduler {
     }
 
     /** The timers neither run nor cancelled. */
-    synchronized int pending() {
+    public synchronized int pending() {
         return timers.size();
     }
 }

@@ -1,0 +1,54 @@
+package dev.coro.channel;
+
+import dev.coro.LincheckSupport;
+import dev.coro.gate.ManualScheduler;
+import java.time.Duration;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ChannelLincheck}'s checks with two rendezvous channels and selects over both and a timeout:
+ * besides every channel operation on either channel, a select receives from the first channel to
+ * offer an element, or times out when the manual clock ticks. Each select ends at most once, and
+ * exactly-once accounting covers the elements selects took (a losing receive clause took none).
+ */
+public class SelectChannelLincheckTest extends ChannelLincheck {
+    private final ManualScheduler clock = new ManualScheduler();
+
+    /** Creates the test's two channels. */
+    public SelectChannelLincheckTest() {
+        super(Channel.RENDEZVOUS, 2);
+    }
+
+    /** Starts a select over both channels and a one-tick timeout, kept as this thread's latest waiter. */
+    @Operation
+    public void select(@Param(name = "tid") int tid) {
+        start(tid, 0, Select.select(channels[0].onReceive(v -> v), channels[1].onReceive(v -> v),
+                Select.onTimeout(Duration.ofNanos(1), () -> 0)).startOn(clock));
+    }
+
+    /** Moves the clock one tick: pending selects time out. */
+    @Operation
+    public void tick() {
+        clock.advance(1);
+    }
+
+    @Test
+    void modelChecking() {
+        LincheckSupport.lincheck(SelectChannelLincheckTest.class)
+                .scaledIterations(5).invocations(150)
+                .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .modelCheck();
+    }
+
+    @Test
+    @Tag(LincheckSupport.STRESS_MODE)
+    void stress() {
+        LincheckSupport.lincheck(SelectChannelLincheckTest.class)
+                .scaledIterations(30).invocations(1000)
+                .threads(3).actorsPerThread(4).actorsBefore(2).actorsAfter(1)
+                .stress();
+    }
+}
