@@ -138,7 +138,11 @@ public final class Compare {
                     List.of("coro", "coroTimed", "resilience4jOnCoro", "resilience4jVt", "workAlone", "vtWorkAlone"),
                     "workAlone", Map.of("resilience4jVt", "vtWorkAlone")),
             new Workload(GateCoalescing.class, "gate-coalescing", List.of("requests"), "request",
-                    List.of("coro", "chmFutures", "caffeine")));
+                    List.of("coro", "chmFutures", "caffeine")),
+            new Workload(ChannelPingPong.class, "channel-ping-pong", List.of("rounds"), "round trip",
+                    List.of("coroPool", "coroLoop", "kotlinxDefault", "kotlinxRunBlocking", "virtualThreads")),
+            new Workload(ChannelThroughput.class, "channel-throughput", List.of("pairs", "perProducer"), "element",
+                    List.of("coro", "kotlinx", "virtualThreadsArrayBlockingQueue", "virtualThreadsLinkedTransferQueue")));
 
     private Compare() {}
 

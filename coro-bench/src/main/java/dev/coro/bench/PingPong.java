@@ -131,6 +131,19 @@ public class PingPong {
      */
     @Benchmark
     public long virtualThreads(Pools.Virtual vt) throws InterruptedException {
+        return check(virtualThreadPingPong(rounds, "PingPong.virtualThreads"));
+    }
+
+    /**
+     * Two virtual threads pass a counter back and forth over two {@link SynchronousQueue}s
+     * ({@code rounds} round trips); returns the pinger's last value, {@code 2 * rounds}.
+     *
+     * @param rounds round trips
+     * @param name the watchdog's name for the run
+     * @return the pinger's final value
+     * @throws InterruptedException if interrupted
+     */
+    static long virtualThreadPingPong(int rounds, String name) throws InterruptedException {
         int n = rounds;
         SynchronousQueue<Long> ping = new SynchronousQueue<>();
         SynchronousQueue<Long> pong = new SynchronousQueue<>();
@@ -162,7 +175,7 @@ public class PingPong {
         });
         Thread ponger = sides[0];
         Thread pinger = sides[1];
-        Watchdog.begin("PingPong.virtualThreads");
+        Watchdog.begin(name);
         try {
             ponger.start();
             pinger.start();
@@ -174,7 +187,7 @@ public class PingPong {
         if (failure.get() != null) {
             throw new IllegalStateException("virtual-thread ping-pong failed", failure.get());
         }
-        return check(result[0]);
+        return result[0];
     }
 
     private long check(long finalValue) {

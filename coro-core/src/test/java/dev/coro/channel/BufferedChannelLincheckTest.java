@@ -14,6 +14,7 @@ public class BufferedChannelLincheckTest extends ChannelLincheck {
     @Test
     void modelChecking() {
         LincheckSupport.lincheck(BufferedChannelLincheckTest.class)
+                .scenarios(races(BufferedChannelLincheckTest.class))
                 .scaledIterations(4).invocations(100)
                 .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
                 .modelCheck();

@@ -1,5 +1,6 @@
 package dev.coro.channel;
 
+import dev.coro.LincheckSupport;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
 import java.util.ArrayList;
@@ -9,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -148,6 +150,25 @@ public abstract class ChannelLincheck {
     @Operation
     public void cancelChannel(@Param(name = "ch") int ch) {
         channel(ch).cancel();
+    }
+
+    /**
+     * The races every channel kind is model-checked on first (generated scenarios rarely line them
+     * up): a waiting send cancelled while a receive pairs with it; a waiting receive cancelled while
+     * an element is handed to it (by a send, or from the buffer by an owner that took it from the
+     * intake); close racing a send; cancel racing a waiting receive and a try-send.
+     *
+     * @param test the test class
+     * @return the scenarios
+     */
+    static ExecutionScenario[] races(Class<?> test) {
+        return new ExecutionScenario[] {
+            LincheckSupport.scenario(test, null, "send 1 0; cancel 1 | receive 2 0", null),
+            LincheckSupport.scenario(test, null, "receive 1 0; cancel 1 | send 2 0", null),
+            LincheckSupport.scenario(test, "trySend 0", "receive 1 0; cancel 1 | send 2 0; tryReceive 0", null),
+            LincheckSupport.scenario(test, null, "send 1 0 | close 0; receive 2 0", null),
+            LincheckSupport.scenario(test, null, "receive 1 0 | trySend 0 | cancelChannel 0", null),
+        };
     }
 
     /** The checks of the class javadoc. */

@@ -38,6 +38,10 @@ public class SelectChannelLincheckTest extends ChannelLincheck {
     @Test
     void modelChecking() {
         LincheckSupport.lincheck(SelectChannelLincheckTest.class)
+                .scenarios(LincheckSupport.scenario(SelectChannelLincheckTest.class, null,
+                                "select 1; cancel 1 | send 2 0", null),
+                        LincheckSupport.scenario(SelectChannelLincheckTest.class, null,
+                                "select 1 | send 2 1 | tick", null))
                 .scaledIterations(5).invocations(150)
                 .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
                 .modelCheck();

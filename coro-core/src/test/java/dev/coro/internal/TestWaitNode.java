@@ -9,10 +9,14 @@ import java.util.concurrent.atomic.AtomicReference;
 final class TestWaitNode extends WaitNode {
     /** The value of {@link #outcome} when the node was abandoned. */
     static final Object ABANDONED = new Object();
+    /** The value of {@link #outcome} when the node was admitted with null. */
+    static final Object ADMITTED_NULL = new Object();
 
     final int name;
     final AtomicReference<Object> outcome = new AtomicReference<>();
     private volatile boolean cancelRequested;
+    /** The node's cancellation wins the race with its admission, at that very instant. */
+    volatile boolean cancelAtAdmit;
 
     TestWaitNode(int name) {
         this.name = name;
@@ -20,7 +24,11 @@ final class TestWaitNode extends WaitNode {
 
     @Override
     public boolean admit(Object value) {
-        return outcome.compareAndSet(null, value);
+        if (cancelAtAdmit) {
+            cancel(); // its token fired just before the admit CAS: the cancel settles it first
+            return false;
+        }
+        return outcome.compareAndSet(null, value == null ? ADMITTED_NULL : value);
     }
 
     @Override
@@ -45,6 +53,11 @@ final class TestWaitNode extends WaitNode {
     boolean cancel() {
         cancelRequested = true;
         return abandon();
+    }
+
+    /** Its token fired, and its own settling CAS has not run yet. */
+    void requestCancel() {
+        cancelRequested = true;
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.coro.examples;
 
+import dev.coro.examples.channel.ChannelFizzBuzz;
+import dev.coro.examples.channel.ChannelSieve;
 import dev.coro.examples.gates.CacheMissStorm;
 import dev.coro.examples.gates.FlakyDependency;
 import dev.coro.examples.gates.FutureGatesTour;
@@ -21,7 +23,7 @@ public final class Demos {
     private Demos() {}
 
     /** What {@code ./coro demo} runs with no argument (the single future-gate demos are in "gates"). */
-    private static final String[] ALL = {"hello", "pool", "fizzbuzz", "echo", "gates"};
+    private static final String[] ALL = {"hello", "pool", "fizzbuzz", "echo", "gates", "sieve", "fizzbuzz-channels"};
 
     /** Runs one example of the future gates on an 8-worker pool. */
     private static void futureGates(java.util.function.Consumer<FutureGatesTour> example) {
@@ -60,6 +62,8 @@ public final class Demos {
         demos.put("breaker", () -> new FlakyDependency(System.out).run());
         demos.put("backpressure", () -> futureGates(tour -> tour.producerAndConsumer(200, 8)));
         demos.put("observe", () -> new ObservedService(System.out).run(400));
+        demos.put("sieve", () -> ChannelSieve.run(System.out));
+        demos.put("fizzbuzz-channels", () -> new ChannelFizzBuzz(System.out, Duration.ofMillis(100)).run());
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
                     + String.join(", ", ALL) + "; gates includes ledger, decode, priority, deadline, rate, search, backpressure, breaker, coalesce, writebehind)");

@@ -63,3 +63,32 @@ fun kotlinxPingPong(rounds: Int, dispatcher: CoroutineDispatcher): Long = runBlo
     }
     pinger.await()
 }
+
+/**
+ * channel-throughput: [producers] coroutines send [perProducer] numbers each into one
+ * `Channel(capacity)`, [consumers] coroutines receive until it is closed, on [dispatcher]; returns
+ * the sum received (every element once: `producers * perProducer * (perProducer - 1) / 2`).
+ */
+fun kotlinxProducerConsumer(producers: Int, consumers: Int, perProducer: Int, capacity: Int,
+                            dispatcher: CoroutineDispatcher): Long = runBlocking(dispatcher) {
+    val channel = Channel<Int>(capacity)
+    val sums = List(consumers) {
+        async {
+            var sum = 0L
+            for (v in channel) {
+                sum += v
+            }
+            sum
+        }
+    }
+    val senders = List(producers) {
+        launch {
+            for (i in 0 until perProducer) {
+                channel.send(i)
+            }
+        }
+    }
+    senders.forEach { it.join() }
+    channel.close()
+    sums.sumOf { it.await() }
+}
