@@ -7,6 +7,7 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The scheduler of {@link Scheduler#from(Executor)}: hands work to an executor, wrapped so that the
@@ -44,10 +45,21 @@ final class ExecutorScheduler implements Scheduler {
     public Cancellable schedule(Runnable task, Duration delay) {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(delay, "delay");
+        return scheduleNanos(task, Durations.toNanos(delay));
+    }
+
+    @Override
+    public Cancellable schedule(Runnable task, long delay, TimeUnit unit) {
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(unit, "unit");
+        return scheduleNanos(task, Math.max(0, unit.toNanos(delay))); // no Duration
+    }
+
+    private Cancellable scheduleNanos(Runnable task, long delayNanos) {
         if (executor instanceof ExecutorService es && es.isShutdown()) {
             throw new RejectedExecutionException(executor + " is shut down");
         }
-        return TimerThread.schedule(task, Durations.toNanos(delay), this, null);
+        return TimerThread.schedule(task, delayNanos, this, null);
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.coro.internal.Durations;
 import dev.coro.internal.Trampoline;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The scheduler of {@link Scheduler#inline()}: runs work at once on the submitting thread, through
@@ -35,6 +36,13 @@ final class InlineScheduler implements Scheduler {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(delay, "delay");
         return TimerThread.schedule(task, Durations.toNanos(delay), this, null);
+    }
+
+    @Override
+    public Cancellable schedule(Runnable task, long delay, TimeUnit unit) {
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(unit, "unit");
+        return TimerThread.schedule(task, Math.max(0, unit.toNanos(delay)), this, null); // no Duration
     }
 
     @Override

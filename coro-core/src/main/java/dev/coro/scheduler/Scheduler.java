@@ -2,7 +2,9 @@ package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Where work runs, and its clock: runs {@link Runnable}s now ({@link #execute}) or after a delay
@@ -14,8 +16,43 @@ import java.util.concurrent.Executor;
  *
  * <p><b>Thread-safety.</b> Implementations are thread-safe: any thread may submit.
  *
- * <p><b>Bad input.</b> A null runnable or delay gets {@link NullPointerException}; a negative delay is
- * treated as zero; submitting after shutdown gets {@link java.util.concurrent.RejectedExecutionException}.
+ * <p><b>Shutdown.</b> This interface has no shutdown method, but every Coro scheduler that has one
+ * ({@link WorkStealingPool}, {@code dev.coro.io.EventLoop}, and coro-test's
+ * {@code VirtualTimeScheduler}) follows one rule:
+ * <ol>
+ *   <li><b>New work is refused.</b> From {@code shutdown()} on, {@link #schedule} throws
+ *       {@link java.util.concurrent.RejectedExecutionException} from every thread, and so does
+ *       {@link #execute} from every thread outside the scheduler.</li>
+ *   <li><b>Accepted work still runs.</b> Runnables queued before the shutdown run (an immediate
+ *       {@code shutdownNow()}, where there is one, drops them instead).</li>
+ *   <li><b>Pending timers are dropped at once</b>, without waiting for their deadlines: they never
+ *       run, their handle's {@code cancel()} then answers {@code false}, and a timer task that is a
+ *       {@link Cancellable} is cancelled exactly once (see {@link #schedule}), so a
+ *       {@code Task.delay} or {@code Task.timeout} waiting on the scheduler completes on the
+ *       cancelled channel instead of never.</li>
+ * </ol>
+ * Where they differ, precisely:
+ * <ul>
+ *   <li><b>{@code execute} from the scheduler's own threads</b> after {@code shutdown()}: the pool
+ *       accepts it until it stops (so that a graph of tasks in flight can finish); the event loop
+ *       refuses it like any other (the loop thread only finishes its queue); the virtual-time
+ *       scheduler refuses it too.</li>
+ *   <li><b>The thread that drops the timers</b>, and so where a dropped {@code Task.delay}'s
+ *       continuation runs (the scheduler refusing it): the pool and the virtual-time scheduler drop
+ *       them on the thread that calls {@code shutdown()}, before it returns (in the pool, a timer
+ *       firing at that very moment is dropped by the timer thread instead); the event loop drops them
+ *       on the loop thread, during its shutdown, after {@code shutdown()} has returned (wait with
+ *       {@code awaitTermination}).</li>
+ *   <li>The event loop also completes its pending I/O operations on the cancelled channel.</li>
+ * </ul>
+ * {@link #inline()} is never shut down. {@link #from} over an executor has no shutdown of its own:
+ * it refuses {@code schedule} once an {@code ExecutorService} under it is shut down, keeps the timers
+ * already pending until they are due, and drops a due timer then if the executor refuses its
+ * hand-off.
+ *
+ * <p><b>Bad input.</b> A null runnable, delay or unit gets {@link NullPointerException}; a negative
+ * delay is treated as zero; submitting after shutdown gets
+ * {@link java.util.concurrent.RejectedExecutionException}.
  *
  * {@snippet :
  * try (WorkStealingPool pool = WorkStealingPool.create(4)) {
@@ -53,6 +90,33 @@ public interface Scheduler extends Executor {
      * @throws java.util.concurrent.RejectedExecutionException if the scheduler is shut down
      */
     Cancellable schedule(Runnable task, Duration delay);
+
+    /**
+     * Runs {@code task} on this scheduler once {@code delay} {@code unit}s have passed on its clock;
+     * never early. The same as {@link #schedule(Runnable, Duration)} (dropped timers included), for
+     * callers that hold a delay as a number and a unit: the schedulers of Coro's core (the pool, the
+     * inline scheduler, the executor adapter) convert it to nanoseconds without allocating a
+     * {@link Duration}.
+     *
+     * <p>The default converts it to a {@code Duration} and calls {@link #schedule(Runnable, Duration)}.
+     *
+     * {@snippet :
+     * Cancellable tick = scheduler.schedule(() -> System.out.println("tick"), 250, TimeUnit.MILLISECONDS);
+     * }
+     *
+     * @param task what to run
+     * @param delay how long to wait, in {@code unit}s; zero or negative means as soon as possible; a
+     *     delay too long for {@code Long.MAX_VALUE} nanoseconds saturates there
+     * @param unit the unit of {@code delay}
+     * @return a handle whose {@code cancel()} prevents the run if it has not started
+     * @throws NullPointerException if {@code task} or {@code unit} is null
+     * @throws java.util.concurrent.RejectedExecutionException if the scheduler is shut down
+     */
+    default Cancellable schedule(Runnable task, long delay, TimeUnit unit) {
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(unit, "unit");
+        return schedule(task, Duration.ofNanos(Math.max(0, unit.toNanos(delay))));
+    }
 
     /**
      * Runs {@code task} on this scheduler once its clock ({@link #nanoTime()}) reads at least

@@ -99,6 +99,8 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     /** Submissions refused because the pool was shut down ({@link #stats()}). */
     private final LongAdder rejections = new LongAdder();
     private final Set<TimerThread.Timer> timers = TimerThread.newRegistry();
+    /** Where the timer thread hands a due timer: one object for all timers, not one per schedule. */
+    private final java.util.concurrent.Executor fireTarget = this::fire;
     private final CountDownLatch exited;
     private final String name;
     private volatile int runState;
@@ -228,10 +230,41 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
         if (delay == null) {
             throw new NullPointerException("delay");
         }
+        return scheduleNanos(task, Durations.toNanos(delay));
+    }
+
+    /**
+     * Runs {@code task} on this pool once {@code delay} {@code unit}s have passed; never early. As
+     * {@link #schedule(Runnable, Duration)}, without allocating a {@link Duration}.
+     *
+     * {@snippet :
+     * Cancellable timeout = pool.schedule(() -> System.out.println("too slow"), 1, TimeUnit.SECONDS);
+     * }
+     *
+     * @param task what to run
+     * @param delay how long to wait, in {@code unit}s; zero or negative means as soon as possible
+     * @param unit the unit of {@code delay}
+     * @return a handle whose {@code cancel()} prevents the run if the timer has not fired
+     * @throws NullPointerException if {@code task} or {@code unit} is null
+     * @throws RejectedExecutionException if the pool is shut down; timers pending at shutdown are
+     *     cancelled
+     */
+    @Override
+    public Cancellable schedule(Runnable task, long delay, TimeUnit unit) {
+        if (task == null) {
+            throw new NullPointerException("task");
+        }
+        if (unit == null) {
+            throw new NullPointerException("unit");
+        }
+        return scheduleNanos(task, Math.max(0, unit.toNanos(delay)));
+    }
+
+    private Cancellable scheduleNanos(Runnable task, long delayNanos) {
         if (runState != RUNNING) {
             throw rejected();
         }
-        TimerThread.Timer timer = TimerThread.schedule(task, Durations.toNanos(delay), this::fire, timers);
+        TimerThread.Timer timer = TimerThread.schedule(task, delayNanos, fireTarget, timers);
         if (runState != RUNNING) { // raced with shutdown's cancelAll
             timer.cancel();
             throw rejected();

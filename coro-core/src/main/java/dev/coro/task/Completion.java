@@ -22,6 +22,8 @@ class Completion extends SignalList {
      *      setResultRelease + fire (the fiber, sole completer):  result null -> r  release store
      *      awaitTask: read result (acquire); if set, answer at once; else add a node (CAS); if
      *        the add is refused (FIRED), read result and answer at once; else wait for onFire.
+     *        awaitOutcomeTask is the same wait; it answers with the result as an Outcome value
+     *        (so only the wait's own cancellation ends it on the cancelled channel).
      *
      * 3. Linearization points. Completion: the write of result (the CAS, or the fiber's release
      *    store). A wait that reads result == null linearizes at that read (before the
@@ -124,33 +126,53 @@ class Completion extends SignalList {
 
     /** A task that waits for this cell and ends as it did; cancelling the wait unregisters it. */
     final <T> Task<T> awaitTask() {
-        return new Nodes.Async<T>(completer -> {
+        return await(false);
+    }
+
+    /**
+     * A task that waits for this cell and completes with its {@link Outcome} as a value, whichever
+     * channel the cell ended on; the wait itself, when cancelled, ends on the cancelled channel (and
+     * unregisters), so a cancelled waiter is never mistaken for a cancelled cell.
+     */
+    final <T> Task<Outcome<T>> awaitOutcomeTask() {
+        return await(true);
+    }
+
+    private <R> Task<R> await(boolean asOutcome) {
+        return new Nodes.Async<R>(completer -> {
             Object done = RESULT.getAcquire(this);
             if (done != null) { // completed (perhaps not yet fired): answer at once, never wait
-                AsyncStep.of(completer).settleEncoded(done);
+                AsyncStep.of(completer).settleEncoded(answer(done, asOutcome));
                 return;
             }
-            AwaitNode node = new AwaitNode(this, AsyncStep.of(completer));
+            AwaitNode node = new AwaitNode(this, AsyncStep.of(completer), asOutcome);
             if (add(node)) {
                 completer.onCancel(() -> remove(node));
             } else {
-                (AsyncStep.of(completer)).settleEncoded(result);
+                AsyncStep.of(completer).settleEncoded(answer(result, asOutcome));
             }
         }, true);
+    }
+
+    /** What a waiter gets for the cell's encoded result: the same, or the outcome as a value. */
+    private static Object answer(Object encoded, boolean asOutcome) {
+        return asOutcome ? toOutcome(encoded) : encoded;
     }
 
     private static final class AwaitNode extends SignalList.Node {
         private final Completion source;
         private final AsyncStep step;
+        private final boolean asOutcome;
 
-        AwaitNode(Completion source, AsyncStep step) {
+        AwaitNode(Completion source, AsyncStep step, boolean asOutcome) {
             this.source = source;
             this.step = step;
+            this.asOutcome = asOutcome;
         }
 
         @Override
         protected void onFire() {
-            step.settleEncoded(source.result);
+            step.settleEncoded(answer(source.result, asOutcome));
         }
     }
 

@@ -7,6 +7,11 @@ import java.util.concurrent.CancellationException;
  * How a task ended: with a {@link Value}, a {@link Failure}, or {@link Cancelled}. Exactly one of the
  * three is signalled, exactly once, for each run of a task.
  *
+ * <p><b>Re-raising.</b> {@link Task#outcome()} turns a task's ending into an outcome value; three
+ * doors turn it back: {@link Task#fromOutcome(Outcome)} (as a task), {@link #get()} (as a value or an
+ * exception, for blocking code) and {@link Promise#completeWith(Outcome)} (to pass it on). Each keeps
+ * the error instance.
+ *
  * <p>Immutable and thread-safe.
  *
  * {@snippet :

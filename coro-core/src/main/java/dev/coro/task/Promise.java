@@ -65,6 +65,30 @@ public final class Promise<T> {
     }
 
     /**
+     * Completes the promise as {@code outcome} says: with its value, its error (the same instance),
+     * or on the cancelled channel; the inverse of {@link Task#outcome()} for promises, for passing an
+     * outcome on.
+     *
+     * {@snippet :
+     * Promise<String> relay = new Promise<>();
+     * Outcome<String> seen = source.outcome().join();
+     * relay.completeWith(seen);   // relay.task() now ends as source did
+     * }
+     *
+     * @param outcome how to complete
+     * @return whether this call completed the promise (false if it was complete already)
+     * @throws NullPointerException if {@code outcome} is null
+     */
+    public boolean completeWith(Outcome<? extends T> outcome) {
+        Objects.requireNonNull(outcome, "outcome");
+        return cell.completeWith(switch (outcome) {
+            case Outcome.Value<? extends T> v -> Completion.encodeValue(v.value());
+            case Outcome.Failure<? extends T> f -> new Completion.Failed(f.error());
+            case Outcome.Cancelled<? extends T> c -> Completion.CANCELLED;
+        });
+    }
+
+    /**
      * Returns whether the promise has completed.
      *
      * @return whether completed

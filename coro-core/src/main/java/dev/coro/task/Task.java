@@ -2,6 +2,7 @@ package dev.coro.task;
 
 import dev.coro.cancel.Cancellable;
 import dev.coro.cancel.CancellationSource;
+import dev.coro.cancel.CancellationToken;
 import dev.coro.cancel.Registration;
 import dev.coro.scheduler.Scheduler;
 import java.time.Duration;
@@ -14,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -25,7 +27,7 @@ import java.util.function.Supplier;
  * A lazy, reusable description of asynchronous work that ends on exactly one of three channels:
  * a <b>value</b>, an <b>error</b>, or <b>cancelled</b>.
  *
- * <p><b>Lazy and reusable.</b> Building a task runs nothing. Each start ({@link #join()},
+ * <p><b>Lazy and reusable.</b> Building a task runs nothing. Each start ({@link #join()}, {@link #start()},
  * {@link #toCompletableFuture()}, {@link Scope#spawn}, or composition inside a running task) runs the
  * whole description again; starting it twice runs the work twice. Exactly one channel is signalled,
  * exactly once, per run.
@@ -112,6 +114,33 @@ public abstract class Task<T> {
     @SuppressWarnings("unchecked")
     public static <T> Task<T> cancelled() {
         return (Task<T>) Nodes.Cancelled.INSTANCE;
+    }
+
+    /**
+     * Returns a task that ends as {@code outcome} says: with its value, its error (the same
+     * instance), or on the cancelled channel. The inverse of {@link #outcome()}: for every task
+     * {@code t}, {@code t.outcome().flatMap(Task::fromOutcome)} ends as {@code t} does, which is how
+     * an outcome inspected along the way (logged, counted) is re-raised.
+     *
+     * {@snippet :
+     * Task<String> logged = fetch.outcome().flatMap(o -> {
+     *     log.info("fetch ended: {}", o);
+     *     return Task.fromOutcome(o);   // the value, the same error, or cancelled again
+     * });
+     * }
+     *
+     * @param outcome the outcome to re-raise
+     * @param <T> the value type
+     * @return the task (already decided: it runs nothing)
+     * @throws NullPointerException if {@code outcome} is null
+     */
+    public static <T> Task<T> fromOutcome(Outcome<? extends T> outcome) {
+        Objects.requireNonNull(outcome, "outcome");
+        return switch (outcome) {
+            case Outcome.Value<? extends T> v -> value(v.value());
+            case Outcome.Failure<? extends T> f -> failure(f.error());
+            case Outcome.Cancelled<? extends T> c -> cancelled();
+        };
     }
 
     /**
@@ -220,6 +249,32 @@ public abstract class Task<T> {
         }
         return create(completer -> {
             var timer = completer.context().scheduler().schedule(new DelayTimer(completer), delay);
+            completer.onCancel(timer::cancel);
+        });
+    }
+
+    /**
+     * Returns a task that completes with a null value once {@code delay} {@code unit}s have passed on
+     * its scheduler's clock (never early); otherwise as {@link #delay(Duration)}, for callers that hold
+     * a number and a unit: it schedules through {@link Scheduler#schedule(Runnable, long, TimeUnit)},
+     * allocating no {@link Duration}.
+     *
+     * {@snippet :
+     * Task<String> later = Task.delay(250, TimeUnit.MILLISECONDS).then(Task.value("later"));
+     * }
+     *
+     * @param delay how long to wait, in {@code unit}s; zero or negative completes at once
+     * @param unit the unit of {@code delay}
+     * @return the task
+     * @throws NullPointerException if {@code unit} is null
+     */
+    public static Task<Void> delay(long delay, TimeUnit unit) {
+        Objects.requireNonNull(unit, "unit");
+        if (delay <= 0) {
+            return value(null);
+        }
+        return create(completer -> {
+            var timer = completer.context().scheduler().schedule(new DelayTimer(completer), delay, unit);
             completer.onCancel(timer::cancel);
         });
     }
@@ -484,6 +539,10 @@ public abstract class Task<T> {
 
     /**
      * Returns a task that never fails: it completes with this task's {@link Outcome} as its value.
+     * {@link #fromOutcome(Outcome)} is its inverse (re-raises an outcome as a task), as are
+     * {@link Outcome#get()} (as a value or an exception) and {@link Promise#completeWith(Outcome)}.
+     * A cancellation of the outcome task itself (its token fired while this task ran) is this task's
+     * cancellation, so it completes with {@link Outcome.Cancelled}.
      *
      * @return the task
      */
@@ -596,8 +655,12 @@ public abstract class Task<T> {
 
     /**
      * Returns a task that runs this task again after an error, as {@code policy} says, waiting its
-     * delays on the scheduler's clock; it ends with the first value, or with the last error when the
-     * policy gives up (earlier errors are added as suppressed). Cancellation is never retried.
+     * delays (jitter applied: {@link RetryPolicy#delayBefore}) on the scheduler's clock; it ends with
+     * the first value, or with the last error when the policy gives up (earlier errors are added as
+     * suppressed). Before each retry's delay, the policy's {@link RetryPolicy.Listener} is told the
+     * attempt, the error and the delay chosen; if it (or the random source) throws, the task fails with
+     * that, the error added as suppressed. Cancellation is never retried: a run that ends cancelled,
+     * or a cancellation during a delay, ends the task cancelled.
      *
      * @param policy when and how often to retry
      * @return the task
@@ -616,7 +679,17 @@ public abstract class Task<T> {
             if (attempt >= policy.maxAttempts() || !policy.isRetryable(e)) {
                 return failure(e);
             }
-            return delay(policy.delayBefore(attempt + 1)).then(defer(() -> attempt(policy, attempt + 1, e)));
+            Duration wait;
+            try {
+                wait = policy.delayBefore(attempt + 1);
+                policy.retrying(attempt + 1, e, wait);
+            } catch (Throwable listenerOrRandom) {
+                if (listenerOrRandom != e) {
+                    listenerOrRandom.addSuppressed(e);
+                }
+                return failure(listenerOrRandom);
+            }
+            return delay(wait).then(defer(() -> attempt(policy, attempt + 1, e)));
         });
     }
 
@@ -663,9 +736,12 @@ public abstract class Task<T> {
      * the virtual thread parks). Called from a body started by {@link #onVirtualThread}, the task
      * inherits that body's context values and cancellation.
      *
-     * <p>Errors: an unchecked error is rethrown as the same instance, with a suppressed
-     * {@code JoinedHere} exception carrying the caller's stack; a checked error is wrapped in a
-     * {@link CompletionException} (whose stack is the caller's). A cancelled task throws
+     * <p>Errors: an unchecked error is rethrown as the same instance (so it can be caught by its type
+     * and compared by identity), with a suppressed {@link JoinSite} carrying the caller's stack. A
+     * given error carries at most one join site: the first join that rethrows it adds it, and later
+     * joins of the same error add nothing, so joining a failed task (or a failed {@link Promise}) again
+     * and again, from one thread or many, never makes the error grow. A checked error is wrapped in a
+     * fresh {@link CompletionException} at every join (whose stack is that caller's). A cancelled task throws
      * {@link CancellationException}. If the calling thread is interrupted, the task is cancelled, this
      * method still waits for it to settle (no work is left behind), and the interrupt status is kept.
      *
@@ -675,6 +751,70 @@ public abstract class Task<T> {
      */
     public final T join() {
         return ThreadLoop.join(this);
+    }
+
+    /**
+     * Starts this task now, on the inline scheduler, and returns a handle on the run: cancel it, wait
+     * for its {@linkplain TaskHandle#outcome() real outcome}, join it. Like {@link #toCompletableFuture()},
+     * the task starts on this thread (right after the work this thread is running inline, if any) and
+     * continues on whichever thread wakes it, unless it moves with {@link #startOn}.
+     *
+     * <p>The run is cancelled by {@link TaskHandle#cancel()}, and also, when called from a body started
+     * by {@link #onVirtualThread}, by that body's task's token; it sees that body's context values
+     * ({@link Context#current()}). Use {@link #start(Scheduler, CancellationToken)} to name the parent
+     * token.
+     *
+     * {@snippet :
+     * TaskHandle<String> reply = request.start();
+     * reply.cancel();                          // cooperative: ends at the run's next wait
+     * Outcome<String> how = reply.outcome().join();   // Cancelled, unless it ended first
+     * }
+     *
+     * @return the handle of the run
+     */
+    public final TaskHandle<T> start() {
+        return TaskHandle.start(this, Scheduler.inline(), TaskHandle.callersToken(), true);
+    }
+
+    /**
+     * Starts this task now by submitting it to {@code scheduler} (it runs there, and resumes there
+     * after every wait), and returns a handle on the run; otherwise as {@link #start()}.
+     *
+     * @param scheduler where the run starts and resumes
+     * @return the handle of the run
+     * @throws NullPointerException if {@code scheduler} is null
+     * @throws java.util.concurrent.RejectedExecutionException if {@code scheduler} refuses the
+     *     submission (it is shut down); nothing ran
+     */
+    public final TaskHandle<T> start(Scheduler scheduler) {
+        Objects.requireNonNull(scheduler, "scheduler");
+        return TaskHandle.start(this, scheduler, TaskHandle.callersToken(), false);
+    }
+
+    /**
+     * Starts this task now on {@code scheduler} under {@code parent}: the run has a token of its own,
+     * cancelled by {@link TaskHandle#cancel()} and whenever {@code parent} is cancelled (at once, if it
+     * already is: the run then ends cancelled at its first wait). When the run ends its token is
+     * unlinked from {@code parent}, so a long-lived parent keeps nothing of finished runs. Otherwise as
+     * {@link #start(Scheduler)}.
+     *
+     * {@snippet :
+     * CancellationSource request = new CancellationSource();
+     * TaskHandle<Void> audit = writeAudit.start(pool, request.token());
+     * request.cancel();   // cancels the audit run too
+     * }
+     *
+     * @param scheduler where the run starts and resumes
+     * @param parent the caller's token, whose cancellation cancels the run
+     * @return the handle of the run
+     * @throws NullPointerException if {@code scheduler} or {@code parent} is null
+     * @throws java.util.concurrent.RejectedExecutionException if {@code scheduler} refuses the
+     *     submission (it is shut down); nothing ran
+     */
+    public final TaskHandle<T> start(Scheduler scheduler, CancellationToken parent) {
+        Objects.requireNonNull(scheduler, "scheduler");
+        Objects.requireNonNull(parent, "parent");
+        return TaskHandle.start(this, scheduler, parent, false);
     }
 
     /**

@@ -1,18 +1,40 @@
 package dev.coro.task;
 
 import dev.coro.cancel.CancellationSource;
+import dev.coro.internal.SignalList;
 import dev.coro.internal.Trampoline;
 import dev.coro.scheduler.Scheduler;
 import java.util.concurrent.CompletableFuture;
 
-/** The future of {@link Task#toCompletableFuture()}: cancelling it cancels the task. */
+/**
+ * The future of {@link Task#toCompletableFuture()} and {@link TaskHandle#toCompletableFuture()}:
+ * completes as the run does; cancelling it cancels the run (through the source it was made with).
+ */
 final class TaskFuture<T> extends CompletableFuture<T> implements Fiber.Listener {
-    private final CancellationSource source = new CancellationSource();
+    private final CancellationSource source;
+
+    TaskFuture(CancellationSource source) {
+        this.source = source;
+    }
 
     static <T> TaskFuture<T> start(Task<T> task) {
-        TaskFuture<T> future = new TaskFuture<>();
+        TaskFuture<T> future = new TaskFuture<>(new CancellationSource());
         Context ctx = Context.of(Scheduler.inline()).withToken(future.source.token());
         Trampoline.run(new Fiber<>(task, ctx, future), null);
+        return future;
+    }
+
+    /** A future of a run already started: completes when {@code fiber} does (at once if it has). */
+    static <T> TaskFuture<T> of(Fiber<T> fiber, CancellationSource source) {
+        TaskFuture<T> future = new TaskFuture<>(source);
+        if (!fiber.add(new SignalList.Node() {
+            @Override
+            protected void onFire() {
+                future.fiberDone(fiber);
+            }
+        })) {
+            future.fiberDone(fiber); // fired already: its result is published
+        }
         return future;
     }
 

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -78,7 +79,7 @@ final class ThreadLoop implements Scheduler {
         if (encoded instanceof Completion.Failed f) {
             Throwable e = f.error;
             if (e instanceof RuntimeException || e instanceof Error) {
-                e.addSuppressed(new JoinedHere());
+                JoinSite.attachOnce(e); // once per error: joining in a loop does not grow it
                 if (e instanceof RuntimeException re) {
                     throw re;
                 }
@@ -107,6 +108,13 @@ final class ThreadLoop implements Scheduler {
     }
 
     @Override
+    public Cancellable schedule(Runnable task, long delay, TimeUnit unit) {
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(unit, "unit");
+        return Scheduler.inline().schedule(() -> execute(task), delay, unit); // no Duration
+    }
+
+    @Override
     public long nanoTime() {
         return System.nanoTime();
     }
@@ -131,13 +139,6 @@ final class ThreadLoop implements Scheduler {
         @Override
         protected void onFire() {
             LockSupport.unpark(thread);
-        }
-    }
-
-    /** Carries the stack of the thread that joined a failed task. */
-    static final class JoinedHere extends Exception {
-        JoinedHere() {
-            super("joined here");
         }
     }
 }

@@ -1,6 +1,7 @@
 /**
  * Lazy, reusable tasks ({@link dev.coro.task.Task}), their three completion channels (value, error,
- * cancelled), the {@link dev.coro.task.Context} every task runs with, and
- * {@link dev.coro.task.Scope}, which spawns tasks and joins them.
+ * cancelled; {@link dev.coro.task.Outcome} as a value), the {@link dev.coro.task.Context} every task
+ * runs with, {@link dev.coro.task.Scope}, which spawns tasks and joins them, and
+ * {@link dev.coro.task.TaskHandle}, the handle of one run started by {@code Task.start}.
  */
 package dev.coro.task;

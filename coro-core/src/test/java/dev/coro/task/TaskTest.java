@@ -27,7 +27,7 @@ class TaskTest {
         IllegalStateException boom = new IllegalStateException("boom");
         IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> Task.failure(boom).join());
         assertSame(boom, thrown);
-        assertTrue(List.of(thrown.getSuppressed()).stream().anyMatch(s -> s instanceof ThreadLoop.JoinedHere),
+        assertTrue(List.of(thrown.getSuppressed()).stream().anyMatch(s -> s instanceof JoinSite),
                 "the caller's stack is attached as suppressed");
         assertThrows(CancellationException.class, () -> Task.cancelled().join());
     }

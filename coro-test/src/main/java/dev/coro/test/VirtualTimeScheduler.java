@@ -4,9 +4,12 @@ import dev.coro.cancel.Cancellable;
 import dev.coro.scheduler.Scheduler;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A {@link Scheduler} whose clock moves only when the test says so, and whose work runs only inside
@@ -36,9 +39,12 @@ import java.util.concurrent.RejectedExecutionException;
  * not be called concurrently, nor from inside a task they run: that gets
  * {@link IllegalStateException}. {@link #isCurrent()} is true only on the thread inside a run method.
  *
- * <p><b>Shutdown.</b> After {@link #shutdown()}, {@code execute} and {@code schedule} throw
- * {@link RejectedExecutionException}; work already queued and timers already pending still run when
- * the test runs them.
+ * <p><b>Shutdown</b> follows the rule of {@link Scheduler} (the one the work-stealing pool and the
+ * event loop follow): after {@link #shutdown()}, {@code execute} and {@code schedule} throw
+ * {@link RejectedExecutionException} (from every thread); work already queued still runs when the
+ * test runs it; timers still pending are dropped at once, on the thread calling {@code shutdown()}:
+ * they never run, and a timer task that is a {@link Cancellable} is cancelled, so a
+ * {@code Task.delay} waiting on this scheduler completes on the cancelled channel.
  *
  * <p><b>Bad input.</b> Null tasks and durations get {@link NullPointerException}; a negative delay
  * in {@code schedule} means zero; a negative {@code advanceBy}, an {@code advanceTo} into the past,
@@ -123,7 +129,35 @@ public final class VirtualTimeScheduler implements Scheduler {
     public Cancellable schedule(Runnable task, Duration delay) {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(delay, "delay");
-        long d = toNanos(delay);
+        return scheduleNanos(task, toNanos(delay));
+    }
+
+    /**
+     * Registers a timer that queues {@code task} when the virtual clock reaches
+     * {@code nanoTime() + delay} in {@code unit}s; as {@link #schedule(Runnable, Duration)}, without a
+     * {@link Duration}. Thread-safe.
+     *
+     * {@snippet :
+     * scheduler.schedule(() -> System.out.println("tick"), 5, TimeUnit.MILLISECONDS);
+     * scheduler.advanceBy(Duration.ofMillis(5)); // prints "tick"
+     * }
+     *
+     * @param task what to run
+     * @param delay how far in the virtual future, in {@code unit}s; zero or negative means at the
+     *     current time
+     * @param unit the unit of {@code delay}
+     * @return a handle whose {@code cancel()} removes the timer at once if it has not fired
+     * @throws NullPointerException if {@code task} or {@code unit} is null
+     * @throws RejectedExecutionException after {@link #shutdown()}
+     */
+    @Override
+    public Cancellable schedule(Runnable task, long delay, TimeUnit unit) {
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(unit, "unit");
+        return scheduleNanos(task, Math.max(0, unit.toNanos(delay)));
+    }
+
+    private Cancellable scheduleNanos(Runnable task, long d) {
         synchronized (lock) {
             checkRunning();
             long due = now + d;
@@ -374,13 +408,47 @@ public final class VirtualTimeScheduler implements Scheduler {
     }
 
     /**
-     * Rejects further {@code execute} and {@code schedule} calls; what is queued or pending stays and
-     * still runs in later run calls. Idempotent. Thread-safe.
+     * Rejects further {@code execute} and {@code schedule} calls and drops every pending timer (the
+     * shutdown rule of {@link Scheduler}): queued work stays and still runs in later run calls;
+     * pending timers never run, their handles' {@code cancel()} then answers {@code false}, and each
+     * timer task that is a {@link Cancellable} is cancelled once, on this thread, before this method
+     * returns (a waiting {@code Task.delay} then completes cancelled; its continuation, refused by this
+     * scheduler, runs on this thread too). Idempotent: a second call drops nothing. Thread-safe.
+     *
+     * {@snippet :
+     * scheduler.schedule(() -> System.out.println("never"), Duration.ofSeconds(1));
+     * scheduler.shutdown();
+     * assert scheduler.pendingTimers() == 0;
+     * }
+     *
+     * @throws RuntimeException the first exception a dropped task's {@code cancel()} threw, with later
+     *     ones suppressed (every dropped task is still told), so a test cannot miss it; an
+     *     {@link Error} likewise
      */
     public void shutdown() {
+        List<Runnable> dropped;
         synchronized (lock) {
+            if (shutdown) {
+                return;
+            }
             shutdown = true;
+            dropped = new ArrayList<>(timers.size());
+            for (Timer t : timers) { // in due order
+                dropped.add(t.take());
+            }
+            timers.clear();
         }
+        Run failures = new Run();
+        for (Runnable task : dropped) {
+            if (task instanceof Cancellable c) {
+                try {
+                    c.cancel();
+                } catch (Throwable e) {
+                    failures.fail(e);
+                }
+            }
+        }
+        rethrow(failures.failure);
     }
 
     /**
@@ -462,7 +530,11 @@ public final class VirtualTimeScheduler implements Scheduler {
         synchronized (lock) {
             runner = null;
         }
-        Throwable f = run.failure;
+        rethrow(run.failure);
+    }
+
+    /** Throws {@code f} (unchecked as it is, a checked one wrapped); nothing if it is null. */
+    private static void rethrow(Throwable f) {
         if (f instanceof RuntimeException re) {
             throw re;
         }

@@ -7,10 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.task.Task;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -235,15 +238,115 @@ class VirtualTimeSchedulerTest {
     }
 
     @Test
-    void shutdownRejectsNewWorkButKeepsWhatIsQueued() {
+    void shutdownRejectsNewWorkKeepsWhatIsQueuedAndDropsPendingTimers() {
         vt.execute(note("queued"));
-        vt.schedule(note("timer"), Duration.ofMillis(1));
+        Cancellable timer = vt.schedule(note("timer"), Duration.ofMillis(1));
+        Cancellable dueNow = vt.schedule(note("due now"), Duration.ZERO);
         vt.shutdown();
         assertTrue(vt.isShutdown());
+        assertEquals(0, vt.pendingTimers(), "dropped at once, like the pool's and the loop's");
+        assertEquals(1, vt.queuedTasks());
+        assertFalse(timer.cancel(), "a dropped timer is not pending");
+        assertFalse(dueNow.cancel());
         assertThrows(RejectedExecutionException.class, () -> vt.execute(() -> {}));
         assertThrows(RejectedExecutionException.class, () -> vt.schedule(() -> {}, Duration.ZERO));
+        assertThrows(RejectedExecutionException.class, () -> vt.schedule(() -> {}, 1, TimeUnit.SECONDS));
         vt.advanceBy(Duration.ofMillis(1));
-        assertEquals(List.of("queued@0", "timer@1"), log);
+        assertEquals(List.of("queued@0"), log, "queued work ran; no dropped timer did");
+    }
+
+    /** A timer task that is told when it is dropped, recording the thread that tells it. */
+    private final class Droppable implements Runnable, Cancellable {
+        final String name;
+        final List<String> told = new ArrayList<>();
+
+        Droppable(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public void run() {
+            log.add(name + " ran");
+        }
+
+        @Override
+        public boolean cancel() {
+            told.add(Thread.currentThread().getName());
+            return true;
+        }
+    }
+
+    @Test
+    void shutdownTellsEachDroppedCancellableTimerTaskOnceOnTheCallingThread() {
+        Droppable later = new Droppable("later");
+        Droppable muchLater = new Droppable("much later");
+        vt.schedule(later, Duration.ofMillis(5));
+        vt.schedule(muchLater, 1, TimeUnit.HOURS);
+        Droppable cancelledFirst = new Droppable("cancelled first");
+        vt.schedule(cancelledFirst, Duration.ofMillis(1)).cancel();
+        vt.shutdown();
+        vt.shutdown(); // idempotent: nothing is told twice
+        String me = Thread.currentThread().getName();
+        assertEquals(List.of(me), later.told);
+        assertEquals(List.of(me), muchLater.told);
+        assertEquals(List.of(), cancelledFirst.told, "a timer cancelled through its handle is not dropped");
+        vt.advanceUntilIdle();
+        assertEquals(List.of(), log, "no dropped timer ran");
+    }
+
+    @Test
+    void aDelayWaitingOnTheSchedulerCompletesCancelledAtShutdown() {
+        CompletableFuture<String> seen = Task.delay(Duration.ofSeconds(1))
+                .outcome().map(o -> o.getClass().getSimpleName()).startOn(vt).toCompletableFuture();
+        vt.runUntilIdle();
+        assertEquals(1, vt.pendingTimers());
+        assertFalse(seen.isDone());
+        vt.shutdown();
+        assertEquals("Cancelled", seen.join(), "ended cancelled, not never");
+    }
+
+    @Test
+    void shutdownReportsWhatADroppedTaskThrowsAfterTellingThemAll() {
+        RuntimeException first = new RuntimeException("first");
+        RuntimeException second = new RuntimeException("second");
+        Droppable quiet = new Droppable("quiet");
+        class Throwing implements Runnable, Cancellable {
+            final RuntimeException e;
+
+            Throwing(RuntimeException e) {
+                this.e = e;
+            }
+
+            @Override
+            public void run() {}
+
+            @Override
+            public boolean cancel() {
+                throw e;
+            }
+        }
+        vt.schedule(new Throwing(first), Duration.ofMillis(1));
+        vt.schedule(quiet, Duration.ofMillis(2));
+        vt.schedule(new Throwing(second), Duration.ofMillis(3));
+        RuntimeException thrown = assertThrows(RuntimeException.class, vt::shutdown);
+        assertSame(first, thrown);
+        assertEquals(List.of(second), List.of(thrown.getSuppressed()));
+        assertEquals(1, quiet.told.size(), "every dropped task is told");
+        assertTrue(vt.isShutdown());
+    }
+
+    @Test
+    void scheduleWithATimeUnitFiresAtTheSameInstantAsWithADuration() {
+        vt.schedule(note("unit"), 3, TimeUnit.MILLISECONDS);
+        vt.schedule(note("duration"), Duration.ofMillis(3));
+        vt.schedule(note("negative"), -1, TimeUnit.DAYS);
+        vt.advanceBy(Duration.ofMillis(2));
+        assertEquals(List.of("negative@0"), log);
+        vt.advanceBy(Duration.ofMillis(1));
+        assertEquals(List.of("negative@0", "unit@3", "duration@3"), log, "same due time: in scheduling order");
+        assertEquals("unit", assertThrows(NullPointerException.class, () -> vt.schedule(() -> {}, 1, null)).getMessage());
+        assertEquals("task", assertThrows(NullPointerException.class,
+                () -> vt.schedule(null, 1, TimeUnit.SECONDS)).getMessage());
     }
 
     @Test
