@@ -2,6 +2,7 @@ package dev.coro.examples;
 
 import dev.coro.examples.channel.ChannelFizzBuzz;
 import dev.coro.examples.channel.ChannelSieve;
+import dev.coro.examples.channel.GeneratorSieve;
 import dev.coro.examples.gates.CacheMissStorm;
 import dev.coro.examples.gates.FlakyDependency;
 import dev.coro.examples.gates.FutureGatesTour;
@@ -23,7 +24,7 @@ public final class Demos {
     private Demos() {}
 
     /** What {@code ./coro demo} runs with no argument (the single future-gate demos are in "gates"). */
-    private static final String[] ALL = {"hello", "pool", "fizzbuzz", "echo", "gates", "sieve", "fizzbuzz-channels"};
+    private static final String[] ALL = {"hello", "pool", "fizzbuzz", "echo", "gates", "sieve", "sieve-generators", "fizzbuzz-channels"};
 
     /** Runs one example of the future gates on an 8-worker pool. */
     private static void futureGates(java.util.function.Consumer<FutureGatesTour> example) {
@@ -63,6 +64,7 @@ public final class Demos {
         demos.put("backpressure", () -> futureGates(tour -> tour.producerAndConsumer(200, 8)));
         demos.put("observe", () -> new ObservedService(System.out).run(400));
         demos.put("sieve", () -> ChannelSieve.run(System.out));
+        demos.put("sieve-generators", () -> new GeneratorSieve().run(System.out));
         demos.put("fizzbuzz-channels", () -> new ChannelFizzBuzz(System.out, Duration.ofMillis(100)).run());
         if (args.length == 1 && (args[0].equals("--list") || args[0].equals("--help"))) {
             System.out.println("demos: " + String.join(", ", demos.keySet()) + " (no argument: "
