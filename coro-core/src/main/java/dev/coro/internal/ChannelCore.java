@@ -19,12 +19,13 @@ import java.util.function.Function;
  * <p>Elements are opaque, non-null objects. All public methods are thread-safe; see part 6 for the
  * one path that may wait for another thread.
  */
-public final class ChannelCore {
+public final class ChannelCore implements WaitNode.Departures {
     /* Implementation overview.
      *
      * 1. Representation.
      *    sendIntake, receiveIntake (WaitQueue, OPEN for ever): lock-free stacks of arriving senders
-     *      and receivers. A sender's node carries its element as its tag (written before the push);
+     *      and receivers that found the decision owned by another thread (a waiter that owns at once,
+     *      with nobody queued ahead of it, goes straight into its list: enterOwned). A sender's node carries its element as its tag (written before the push);
      *      a receiver's tag is unused. A TryNode (trySend, tryReceive that met a busy owner) is a
      *      node the owner decides at once, never queues.
      *    owner (volatile int): 0 or 1; whoever CASes it 0 -> 1 owns every decision; the state below is
@@ -267,7 +268,11 @@ public final class ChannelCore {
             node.reject(closedForSend.apply(sendFailureCause()));
             return;
         }
-        node.tag(element); // published by the push
+        node.tag(element); // published by the push (or by ownership, below)
+        if (!sendIntake.hasWaiters() && tryOwn()) {
+            enterOwned(node, senders); // nobody queued ahead: straight into the list, no push
+            return;
+        }
         sendIntake.push(node);
         tryOwnAndDrain();
     }
@@ -280,8 +285,47 @@ public final class ChannelCore {
      * @param node the waiter (a task's step or a select clause)
      */
     public void enterReceive(WaitNode node) {
+        if (!receiveIntake.hasWaiters() && tryOwn()) {
+            enterOwned(node, receivers); // nobody queued ahead: straight into the list, no push
+            return;
+        }
         receiveIntake.push(node);
         tryOwnAndDrain();
+    }
+
+    /**
+     * Owner only: queues {@code node} in {@code list} directly (after the pass has taken every
+     * request queued before it), matches, and releases. A sender taken once a close is applied is
+     * rejected, as from the intake.
+     */
+    private void enterOwned(WaitNode node, WaitOrder list) {
+        Trampoline t = Trampoline.enter();
+        ArrayList<Object> dropped;
+        try {
+            pass();
+            if (list == senders && applied != NONE) {
+                node.reject(closedForSend.apply(sendFailureCause()));
+            } else {
+                list.add(node);
+                node.cancelInto(this); // its departure reaches departed(node); at once if it has departed
+                match();
+            }
+            dropped = release();
+        } finally {
+            Trampoline.leave(t);
+        }
+        deliver(dropped);
+    }
+
+    /**
+     * A waiter queued directly in a list departed (its node's hook): the owner purges its lists
+     * when they are crowded. Called once per node, on the departing thread.
+     *
+     * @param node the node
+     */
+    @Override
+    public void departed(WaitNode node) {
+        waiterDeparted(node);
     }
 
     /**
