@@ -62,8 +62,8 @@ public class ChannelPingPong {
      * @return the pinger's final value
      */
     @Benchmark
-    public long coroPool(Pools.Coro coro) {
-        return play(coro.pool, "ChannelPingPong.coroPool");
+    public long coro(Pools.Coro coro) {
+        return play(coro.pool, "ChannelPingPong.coro");
     }
 
     /**

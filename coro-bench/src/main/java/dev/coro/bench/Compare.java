@@ -140,9 +140,11 @@ public final class Compare {
             new Workload(GateCoalescing.class, "gate-coalescing", List.of("requests"), "request",
                     List.of("coro", "chmFutures", "caffeine")),
             new Workload(ChannelPingPong.class, "channel-ping-pong", List.of("rounds"), "round trip",
-                    List.of("coroPool", "coroLoop", "kotlinxDefault", "kotlinxRunBlocking", "virtualThreads")),
+                    List.of("coro", "coroLoop", "kotlinxDefault", "kotlinxRunBlocking", "virtualThreads")),
             new Workload(ChannelThroughput.class, "channel-throughput", List.of("pairs", "perProducer"), "element",
-                    List.of("coro", "kotlinx", "virtualThreadsArrayBlockingQueue", "virtualThreadsLinkedTransferQueue")));
+                    List.of("coro", "kotlinx", "virtualThreadsArrayBlockingQueue", "virtualThreadsLinkedTransferQueue")),
+            new Workload(GeneratorPipeline.class, "generator", List.of("n"), "element",
+                    List.of("coro", "coroCreate", "kotlinSequence", "kotlinxFlow")));
 
     private Compare() {}
 

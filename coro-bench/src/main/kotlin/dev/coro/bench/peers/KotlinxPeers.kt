@@ -12,6 +12,8 @@ import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.flow.filter
+import kotlinx.coroutines.flow.map
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 
@@ -91,4 +93,18 @@ fun kotlinxProducerConsumer(producers: Int, consumers: Int, perProducer: Int, ca
     senders.forEach { it.join() }
     channel.close()
     sums.sumOf { it.await() }
+}
+
+/** generator: `sequence {}` yields 0 until [n], mapped (x * 2) and filtered (x % 3 == 0), summed (synchronous). */
+fun kotlinSequenceSum(n: Int): Long =
+    sequence { for (i in 0 until n) yield(i) }.map { it * 2 }.filter { it % 3 == 0 }.sumOf { it.toLong() }
+
+/** generator: the same pipeline as [kotlinSequenceSum] over `flow {}` (suspending), collected in `runBlocking`. */
+fun kotlinFlowSum(n: Int): Long = kotlinx.coroutines.runBlocking {
+    var sum = 0L
+    kotlinx.coroutines.flow.flow { for (i in 0 until n) emit(i) }
+        .map { it * 2 }
+        .filter { it % 3 == 0 }
+        .collect { sum += it }
+    sum
 }

@@ -1,0 +1,94 @@
+package dev.coro.bench;
+
+import dev.coro.bench.peers.KotlinxPeers;
+import dev.coro.channel.Generator;
+import dev.coro.task.Task;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * generator: {@link #n} numbers through {@code map(x * 2)} and {@code filter(x % 3 == 0)}, summed on
+ * the calling thread. Coro's {@code Generator.range} (a built-in source, pushed) and
+ * {@code Generator.create} with a {@code Task.loop} of emits (a producer body as a user writes it),
+ * each consumed by {@code forEach}; and a {@code Cursor} pulled with {@code next()}. Peers: Kotlin's
+ * {@code sequence {}} (synchronous) and kotlinx's {@code flow {}} (suspending) with the same
+ * operators. Every run checks the sum.
+ */
+@State(org.openjdk.jmh.annotations.Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {Pools.HEAP_MIN, Pools.HEAP_MAX})
+public class GeneratorPipeline {
+    /** Numbers per operation. */
+    @Param({"1000000"})
+    public int n;
+
+    /**
+     * Coro: a built-in source pushed through the operators.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public long coro() {
+        long[] sum = {0};
+        Generator.range(0, n).map(x -> x * 2).filter(x -> x % 3 == 0).forEach(x -> sum[0] += x).join();
+        return check(sum[0]);
+    }
+
+    /**
+     * Coro: a producer body ({@code Generator.create}, a {@code Task.loop} of emits).
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public long coroCreate() {
+        int count = n;
+        long[] sum = {0};
+        Generator.<Integer>create(out -> Task.loop(0, i -> i < count, i -> out.emit(i).map(e -> i + 1)))
+                .map(x -> x * 2).filter(x -> x % 3 == 0).forEach(x -> sum[0] += x).join();
+        return check(sum[0]);
+    }
+
+    /**
+     * Kotlin's {@code sequence {}}.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public long kotlinSequence() {
+        return check(KotlinxPeers.kotlinSequenceSum(n));
+    }
+
+    /**
+     * kotlinx's {@code flow {}} in {@code runBlocking}.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public long kotlinxFlow() {
+        return check(KotlinxPeers.kotlinFlowSum(n));
+    }
+
+    private long check(long sum) {
+        long expected = 0;
+        for (long x = 0; x < n; x++) {
+            if (x * 2 % 3 == 0) {
+                expected += x * 2;
+            }
+        }
+        if (sum != expected) {
+            throw new IllegalStateException("generator pipeline summed " + sum + ", expected " + expected);
+        }
+        return sum;
+    }
+}
