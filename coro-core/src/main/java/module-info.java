@@ -8,7 +8,7 @@
  *   <li>{@link dev.coro.scheduler}: schedulers (work-stealing pool, inline, executor adapter) with timers;</li>
  *   <li>{@link dev.coro.task}: lazy tasks, their composition, contexts and scopes;</li>
  *   <li>{@link dev.coro.sync}: the seeds' {@code Event} and {@code AsyncMutex};</li>
- *   <li>{@link dev.coro.channel}: channels, {@code select} and generators;</li>
+ *   <li>{@link dev.coro.channel}: channels, {@code select}, generators and {@code Flow} adapters;</li>
  *   <li>{@link dev.coro.io}: the event loop (a scheduler over a NIO selector, with timers) and asynchronous channels.</li>
  * </ul>
  * {@code dev.coro.internal} holds the shared lock-free machinery (the admission engine that every waiting

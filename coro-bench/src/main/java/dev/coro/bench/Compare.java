@@ -143,6 +143,8 @@ public final class Compare {
                     List.of("coro", "coroLoop", "kotlinxDefault", "kotlinxRunBlocking", "virtualThreads")),
             new Workload(ChannelThroughput.class, "channel-throughput", List.of("pairs", "perProducer"), "element",
                     List.of("coro", "kotlinx", "virtualThreadsArrayBlockingQueue", "virtualThreadsLinkedTransferQueue")),
+            new Workload(ChannelSelect.class, "select", List.of("selects"), "select",
+                    List.of("coro", "kotlinx")),
             new Workload(GeneratorPipeline.class, "generator", List.of("n"), "element",
                     List.of("coro", "coroCreate", "kotlinSequence", "kotlinxFlow")));
 

@@ -3,6 +3,7 @@ package dev.coro.bench;
 import dev.coro.bench.peers.KotlinxMutexPeers;
 import dev.coro.bench.peers.KotlinxMutexWaiters;
 import dev.coro.bench.peers.KotlinxPeers;
+import dev.coro.channel.Channel;
 import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.sync.AsyncMutex;
 import dev.coro.task.Scope;
@@ -55,7 +56,7 @@ import picocli.CommandLine.Option;
  */
 public final class WaiterMemory {
     /** Implementations, in table order; the first is the baseline. */
-    static final List<String> IMPLS = List.of("coro", "kotlinx", "virtualThreads");
+    static final List<String> IMPLS = List.of("coro", "kotlinx", "virtualThreads", "coroChannelReceiver", "coroChannelSender");
 
     private static final long SETTLE_MILLIS = 300;
     private static final long ARRIVAL_TIMEOUT_SECONDS = Long.getLong("bench.hangSeconds", 60);
@@ -162,6 +163,8 @@ public final class WaiterMemory {
             case "coro" -> new CoroSubject();
             case "kotlinx" -> kotlinxSubject();
             case "virtualThreads" -> VirtualThreadRound::new;
+            case "coroChannelReceiver" -> new ChannelSubject(true);
+            case "coroChannelSender" -> new ChannelSubject(false);
             default -> throw new IllegalArgumentException(impl);
         };
     }
@@ -397,6 +400,72 @@ public final class WaiterMemory {
                 throw new IllegalStateException("the AsyncMutex is still locked after every waiter ended");
             }
             return acquired;
+        }
+    }
+
+    /** Waiters suspended on a rendezvous channel instead of a lock: receivers, or senders. */
+    private static final class ChannelSubject implements Subject {
+        final WorkStealingPool pool = WorkStealingPool.create(Pools.WORKERS, "mem-channel");
+        final boolean receivers;
+
+        ChannelSubject(boolean receivers) {
+            this.receivers = receivers;
+        }
+
+        @Override
+        public Round newRound() {
+            return new ChannelRound(pool, receivers);
+        }
+
+        @Override
+        public void close() {
+            pool.close();
+        }
+    }
+
+    /**
+     * Every waiter is the same task, {@code announce.then(channel.receive())} (or a send of one
+     * shared element), spawned {@code n} times; release sends (or receives) {@code n} elements from
+     * the main thread, which is what the "acquired" count counts.
+     */
+    private static final class ChannelRound implements Round {
+        final Channel<Integer> channel = Channel.rendezvous();
+        final Scope scope;
+        final boolean receivers;
+        final AtomicInteger arrived = new AtomicInteger();
+
+        ChannelRound(WorkStealingPool pool, boolean receivers) {
+            this.scope = Scope.on(pool);
+            this.receivers = receivers;
+        }
+
+        @Override
+        public void park(int n) {
+            Task<?> wait = receivers ? channel.receive() : channel.send(1);
+            Task<?> waiter = Task.fromRunnable(arrived::incrementAndGet).then(wait);
+            for (int i = 0; i < n; i++) {
+                scope.spawn(waiter);
+            }
+        }
+
+        @Override
+        public boolean parked(int n) {
+            return arrived.get() == n;
+        }
+
+        @Override
+        public long release() {
+            long done = 0;
+            for (long i = 0; i < arrived.get(); i++) {
+                if (receivers) {
+                    channel.sendBlocking(1);
+                } else {
+                    channel.receiveBlocking();
+                }
+                done++;
+            }
+            scope.joinBlocking();
+            return done;
         }
     }
 

@@ -1,6 +1,9 @@
 package dev.coro.channel;
 
 import dev.coro.scheduler.Scheduler;
+import dev.coro.task.Outcome;
+import dev.coro.task.Task;
+import dev.coro.task.TaskHandle;
 import java.util.Objects;
 import java.util.concurrent.Flow;
 
@@ -158,5 +161,134 @@ public final class Flows {
             subscriber.subscribeFailed(e);
         }
         return subscriber.channel();
+    }
+
+    /**
+     * Returns a publisher of {@code generator}'s values: each subscriber runs the generator anew
+     * (a cold publisher, as a generator is a description), on {@code scheduler}, and receives its
+     * values as its demand allows, through a rendezvous hand-off, so the producer runs only as far
+     * as the demand (one value ahead at most). The stream completes when the producer ends, fails
+     * with its error, and cancelling the subscription (or a subscriber method that throws) cancels
+     * the producer, whose {@code finally} then runs.
+     *
+     * @param generator the values
+     * @param scheduler where the producer and the subscription's signals run
+     * @param <T> the value type
+     * @return the publisher
+     * @throws NullPointerException if an argument is null
+     */
+    public static <T> Flow.Publisher<T> publisher(Generator<T> generator, Scheduler scheduler) {
+        Objects.requireNonNull(generator, "generator");
+        Objects.requireNonNull(scheduler, "scheduler");
+        return subscriber -> {
+            Objects.requireNonNull(subscriber, "subscriber (Reactive Streams rule 1.9)");
+            Channel<T> values = Channel.rendezvous();
+            Task<Void> produce = generator.forEachTask(values::send).outcome().map(o -> {
+                switch (o) {
+                    case Outcome.Value<Void> v -> values.close();
+                    case Outcome.Failure<Void> f -> values.close(f.error());
+                    case Outcome.Cancelled<Void> c -> values.cancel();
+                }
+                return null;
+            });
+            TaskHandle<Void> producer;
+            try {
+                producer = produce.start(scheduler);
+            } catch (RuntimeException refused) { // a shut-down scheduler: the subscription reports it
+                values.close(refused);
+                publisher(values, scheduler).subscribe(subscriber);
+                return;
+            }
+            publisher(values, scheduler).subscribe(new GeneratorSubscriber<>(subscriber, producer));
+        };
+    }
+
+    /**
+     * {@link #publisher(Generator, Scheduler)} on {@link Scheduler#inline()}.
+     *
+     * @param generator the values
+     * @param <T> the value type
+     * @return the publisher
+     * @throws NullPointerException if {@code generator} is null
+     */
+    public static <T> Flow.Publisher<T> publisher(Generator<T> generator) {
+        return publisher(generator, Scheduler.inline());
+    }
+
+    /**
+     * Returns a generator of {@code publisher}'s elements: each consumption subscribes anew (a
+     * generator is a description), requests up to {@code bufferSize} elements ahead (a publisher
+     * pushes, so the buffer is what the consumer's demand allows ahead of its {@code next()}), and
+     * ends as the publisher does: at {@code onComplete}, or with the {@code onError} cause where the
+     * next value would have been. Closing or cancelling the consumer cancels the subscription.
+     *
+     * @param publisher the publisher
+     * @param bufferSize how many elements may be requested ahead, at least 1
+     * @param <T> the element type
+     * @return the generator
+     * @throws NullPointerException if {@code publisher} is null
+     * @throws IllegalArgumentException if {@code bufferSize < 1}
+     */
+    public static <T> Generator<T> generator(Flow.Publisher<? extends T> publisher, int bufferSize) {
+        Objects.requireNonNull(publisher, "publisher");
+        if (bufferSize < 1) {
+            throw new IllegalArgumentException("bufferSize must be at least 1, got " + bufferSize);
+        }
+        return Generator.create(out -> Task.defer(() -> {
+            Channel<T> elements = channel(publisher, bufferSize);
+            return elements.forEachAsync(out::emit).andFinally(elements::cancel); // cancels the subscription
+        }));
+    }
+
+    /** Cancels the generator's producer when the subscription ends early or a signal method throws. */
+    private static final class GeneratorSubscriber<T> implements Flow.Subscriber<T> {
+        private final Flow.Subscriber<? super T> subscriber;
+        private final TaskHandle<Void> producer;
+
+        GeneratorSubscriber(Flow.Subscriber<? super T> subscriber, TaskHandle<Void> producer) {
+            this.subscriber = subscriber;
+            this.producer = producer;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription subscription) {
+            Flow.Subscription cancelling = new Flow.Subscription() {
+                @Override
+                public void request(long n) {
+                    subscription.request(n);
+                }
+
+                @Override
+                public void cancel() {
+                    subscription.cancel();
+                    producer.cancel();
+                }
+            };
+            guard(() -> subscriber.onSubscribe(cancelling));
+        }
+
+        @Override
+        public void onNext(T item) {
+            guard(() -> subscriber.onNext(item));
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            guard(() -> subscriber.onError(error));
+        }
+
+        @Override
+        public void onComplete() {
+            guard(subscriber::onComplete);
+        }
+
+        private void guard(Runnable signal) {
+            try {
+                signal.run();
+            } catch (RuntimeException | Error e) {
+                producer.cancel(); // the subscription ends: so does the producer
+                throw e;
+            }
+        }
     }
 }

@@ -1,8 +1,9 @@
 /**
- * Channels, {@code select} and generators (seed 004's list): {@code Channel} carries
+ * Channels, {@code select} and generators (seed 004's list): {@link dev.coro.channel.Channel} carries
  * elements between tasks (rendezvous, buffered, unlimited or conflated), a task waits on several
- * channel operations at once with {@code Select}, and a {@code Generator} produces
- * values on demand. Waiting suspends the task, never its thread; every waiting operation also has a
- * blocking door for plain and virtual threads.
+ * channel operations at once with {@link dev.coro.channel.Select}, a {@link dev.coro.channel.Generator}
+ * produces values on demand, and {@link dev.coro.channel.Flows} connects channels to
+ * {@link java.util.concurrent.Flow}. Waiting suspends the task, never its thread; every waiting
+ * operation also has a blocking door for plain and virtual threads.
  */
 package dev.coro.channel;

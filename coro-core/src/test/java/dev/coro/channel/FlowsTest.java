@@ -383,7 +383,7 @@ class FlowsTest {
     @Test
     void publisherRejectsBadInput() {
         Channel<Integer> ch = Channel.buffered(1);
-        assertEquals("channel", assertThrows(NullPointerException.class, () -> Flows.publisher(null)).getMessage());
+        assertEquals("channel", assertThrows(NullPointerException.class, () -> Flows.publisher((Channel<Integer>) null)).getMessage());
         assertEquals("scheduler",
                 assertThrows(NullPointerException.class, () -> Flows.publisher(ch, null)).getMessage());
         Throwable e = assertThrows(NullPointerException.class, () -> Flows.publisher(ch).subscribe(null));

@@ -108,3 +108,22 @@ fun kotlinFlowSum(n: Int): Long = kotlinx.coroutines.runBlocking {
         .collect { sum += it }
     sum
 }
+
+/**
+ * select: two coroutines send [n] / 2 numbers each into their own rendezvous channel; a third
+ * selects [n] times over both `onReceive` clauses, on [dispatcher]; returns the sum received.
+ */
+fun kotlinxSelect(n: Int, dispatcher: CoroutineDispatcher): Long = runBlocking(dispatcher) {
+    val a = Channel<Int>(Channel.RENDEZVOUS)
+    val b = Channel<Int>(Channel.RENDEZVOUS)
+    launch { for (i in 0 until n / 2) a.send(i) }
+    launch { for (i in 0 until n / 2) b.send(i) }
+    var sum = 0L
+    repeat(n) {
+        sum += kotlinx.coroutines.selects.select<Int> {
+            a.onReceive { it }
+            b.onReceive { it }
+        }
+    }
+    sum
+}

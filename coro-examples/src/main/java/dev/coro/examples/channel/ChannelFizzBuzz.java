@@ -51,13 +51,17 @@ public final class ChannelFizzBuzz {
         Channel<Integer> numbers = Channel.rendezvous();
         Channel<Line> fizzed = Channel.rendezvous();
         Channel<Line> lines = Channel.rendezvous();
+        out.println("FizzBuzz as a pipeline of four tasks joined by channels on one event loop: numbers, a Fizz"
+                + " filter, a Buzz filter, the printer; a number every " + tick.toMillis() + " ms:");
         try (EventLoop loop = EventLoop.start("fizzbuzz-channels")) {
             Cancellable[] timer = new Cancellable[1];
             Runnable[] fire = new Runnable[1];
             long[] count = {0};
-            fire[0] = () -> { // on the loop: the periodic tick
-                ticks.trySend(++count[0]);
-                timer[0] = loop.schedule(fire[0], tick);
+            fire[0] = () -> { // on the loop: the periodic tick, until the pipeline has ended
+                if (!ticks.isClosedForSend()) {
+                    ticks.trySend(++count[0]);
+                    timer[0] = loop.schedule(fire[0], tick);
+                }
             };
             loop.execute(() -> timer[0] = loop.schedule(fire[0], tick));
 
@@ -80,8 +84,10 @@ public final class ChannelFizzBuzz {
                     }
                 }
             });
-            Task.whenAll(List.of(producer, fizz, buzz, consumer)).startOn(loop).join();
-            loop.execute(() -> timer[0].cancel());
+            Task.whenAll(List.of(producer, fizz, buzz, consumer)).andFinally(() -> {
+                ticks.close(); // on the loop: the tick stops re-arming
+                timer[0].cancel();
+            }).startOn(loop).join();
         }
     }
 
