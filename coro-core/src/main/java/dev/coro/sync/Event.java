@@ -207,6 +207,17 @@ public final class Event<T> {
         return queue.state() instanceof Set;
     }
 
+    /**
+     * Returns how many tasks wait for the event to be set: a snapshot for monitoring, which may
+     * still count a waiter that was cancelled a moment ago (as {@code j.u.c} locks'
+     * {@code getQueueLength()}).
+     *
+     * @return the waiters
+     */
+    public int queueLength() {
+        return queue.linkedCount();
+    }
+
     @Override
     public String toString() {
         return isSet() ? "Event[set]" : "Event[unset]";

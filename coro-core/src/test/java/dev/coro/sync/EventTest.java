@@ -40,6 +40,21 @@ class EventTest {
     }
 
     @Test
+    void queueLengthCountsTheWaitersUntilSet() {
+        Event<String> e = new Event<>();
+        assertEquals(0, e.queueLength());
+        List<CompletableFuture<String>> waiters = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            waiters.add(e.await().toCompletableFuture());
+        }
+        assertEquals(3, e.queueLength());
+        waiters.get(2).cancel(true); // the newest departs at once
+        assertEquals(2, e.queueLength());
+        e.set("go");
+        assertEquals(0, e.queueLength());
+    }
+
+    @Test
     void aWaiterAfterSetDoesNotSuspend() {
         Event<Integer> e = new Event<>();
         e.set(7);
