@@ -3,6 +3,7 @@
  * {@code Task} and a {@code Task} into a {@code Mono}, cancellation crossing in both directions and
  * the contexts bridged.
  */
+@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"}) // reactor-core is an automatic module (no module-info); its Mono is in our API
 module dev.coro.reactor {
     requires transitive dev.coro;
     requires transitive reactor.core;

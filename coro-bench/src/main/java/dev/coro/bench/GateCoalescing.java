@@ -72,7 +72,7 @@ public class GateCoalescing {
             keyOf[i] = random.nextInt(keys);
         }
         gate = new CoalescingGate<>();
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
         Task<Integer>[] loadOf = new Task[keys]; // a load per key, built once: a task is a reusable description
         for (int k = 0; k < keys; k++) {
             int key = k;

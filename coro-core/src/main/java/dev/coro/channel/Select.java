@@ -6,6 +6,7 @@ import dev.coro.task.Outcome;
 import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
@@ -67,8 +68,9 @@ public final class Select {
      * @throws NullPointerException if a clause is null
      */
     @SafeVarargs
+    @SuppressWarnings("varargs") // copy only reads the array
     public static <R> Task<R> select(SelectClause<? extends R>... clauses) {
-        return build(List.of(clauses), false);
+        return build(copy(clauses), false);
     }
 
     /**
@@ -82,8 +84,18 @@ public final class Select {
      * @throws NullPointerException if a clause is null
      */
     @SafeVarargs
+    @SuppressWarnings("varargs") // copy only reads the array
     public static <R> Task<R> selectUnbiased(SelectClause<? extends R>... clauses) {
-        return build(List.of(clauses), true);
+        return build(copy(clauses), true);
+    }
+
+    /** The clauses as a list: read one by one, the varargs array itself never escapes. */
+    private static <R> List<SelectClause<? extends R>> copy(SelectClause<? extends R>[] clauses) {
+        List<SelectClause<? extends R>> list = new ArrayList<>(clauses.length);
+        for (SelectClause<? extends R> c : clauses) {
+            list.add(Objects.requireNonNull(c, "clauses: a clause is null"));
+        }
+        return list;
     }
 
     /**

@@ -269,7 +269,7 @@ public final class ReadWriteGate extends AdmissionGate {
      * @return admitted readers, at least 0
      */
     public int readers() {
-        return (int) Math.max(0, rule().readers - (int) rule().pendingReleased());
+        return (int) Math.max(0, rule().readers - rule().pendingReleased());
     }
 
     /**

@@ -28,7 +28,9 @@ final class InjectionQueue {
             n = 1;
         }
         n = Math.min(n, 64);
-        shards = new ConcurrentLinkedQueue[n];
+        @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
+        ConcurrentLinkedQueue<Runnable>[] created = new ConcurrentLinkedQueue[n];
+        shards = created;
         for (int i = 0; i < n; i++) {
             shards[i] = new ConcurrentLinkedQueue<>();
         }

@@ -49,7 +49,7 @@ public abstract class ChannelLincheck {
     /** Each thread's latest waiter; slot tid is touched only by the thread that runs tid's operations. */
     final Waiter[] latest = new Waiter[SLOTS];
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
     ChannelLincheck(int capacity, int count) {
         this.channels = new Channel[count];
         for (int i = 0; i < count; i++) {

@@ -30,7 +30,7 @@ final class GateProbe {
     private final Supplier<String> illegal;
     private final AtomicInteger held = new AtomicInteger();
     private final List<Waiter> waiters = new CopyOnWriteArrayList<>();
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
     private final ConcurrentLinkedQueue<Admission>[] admissions = new ConcurrentLinkedQueue[SLOTS];
     // Slot tid is touched only by the thread that runs tid's operations.
     private final Waiter[] latest = new Waiter[SLOTS];

@@ -39,7 +39,7 @@ public class LatestOnlyGateLincheckTest {
     private final LatestOnlyGate gate = new LatestOnlyGate();
     private final AtomicInteger holding = new AtomicInteger();
     private final List<Waiter> waiters = new CopyOnWriteArrayList<>();
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
     private final ConcurrentLinkedQueue<Admission>[] held = new ConcurrentLinkedQueue[SLOTS];
     private final Waiter[] latest = new Waiter[SLOTS];
     private volatile String broken;

@@ -180,7 +180,7 @@ class LatestOnlyGateTest {
             int perThread = 50_000;
             AtomicBoolean[] ran = new AtomicBoolean[2 * perThread];
             boolean[] cancelledByTest = new boolean[2 * perThread]; // read after the submitters' join
-            @SuppressWarnings("unchecked")
+            @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
             CompletableFuture<Integer>[] results = new CompletableFuture[2 * perThread];
             try (WorkStealingPool pool = WorkStealingPool.create(2)) {
                 CountDownLatch start = new CountDownLatch(1);

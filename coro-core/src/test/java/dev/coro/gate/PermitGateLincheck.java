@@ -67,7 +67,7 @@ public abstract class PermitGateLincheck {
     private final AtomicLong admitted = new AtomicLong();
     private volatile String broken;
     private final List<Waiter> waiters = new CopyOnWriteArrayList<>();
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
     private final ConcurrentLinkedQueue<Held>[] held = new ConcurrentLinkedQueue[SLOTS];
     // Slot tid is touched only by the thread that runs tid's operations.
     private final Waiter[] latest = new Waiter[SLOTS];

@@ -28,7 +28,6 @@ class RateGateTest {
         return enter.map(ignored -> clock.nanoTime()).toCompletableFuture();
     }
 
-    /** The proof: 100 per second, 1,000 acquisitions, every one exactly on its slot, 10 s in all. */
     /**
      * The gate's timer fires 3 ms late for the second waiter: it is admitted then, and the waiters
      * behind it keep their own times (20 ms, 30 ms), instead of every later admission moving back by

@@ -42,7 +42,7 @@ public class ThrottleGateLincheckTest {
     private final AtomicLong running = new AtomicLong();
     private final List<Waiter> waiters = new CopyOnWriteArrayList<>();
     private final List<Long> starts = new CopyOnWriteArrayList<>();
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
     private final ConcurrentLinkedQueue<Admission>[] held = new ConcurrentLinkedQueue[THREADS + 2];
     private final Waiter[] latest = new Waiter[THREADS + 2];
     private volatile String broken;

@@ -41,7 +41,7 @@ public abstract class LaneLincheck {
     private final AtomicLong[] inUse;
     private volatile String broken;
     final List<Waiter> waiters = new CopyOnWriteArrayList<>();
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
     private final ConcurrentLinkedQueue<long[]>[] held = new ConcurrentLinkedQueue[SLOTS];
     /** Each thread's latest waiter; slot tid is touched only by the thread that runs tid's operations. */
     final Waiter[] latest = new Waiter[SLOTS];

@@ -147,7 +147,6 @@ class EventTest {
         assertEquals(7, newest.join());
     }
 
-    /** The waiters linked in the event's queue, live or cancelled-not-yet-unlinked. */
     /** The waiter nodes a primitive still links: an event's intake, or a mutex's engine (intake and order). */
     static int linkedWaiters(Object primitive) {
         try {

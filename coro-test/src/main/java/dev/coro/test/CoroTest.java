@@ -20,6 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * }
  * }
  */
+@SuppressWarnings("exports") // JUnit is an optional (static) dependency: only JUnit users meet these types
 @Documented
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

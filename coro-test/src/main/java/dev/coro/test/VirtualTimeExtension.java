@@ -21,6 +21,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * }
  * }
  */
+@SuppressWarnings("exports") // JUnit is an optional (static) dependency: only JUnit users meet these types
 public final class VirtualTimeExtension implements ParameterResolver, AfterEachCallback {
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(VirtualTimeExtension.class);
 

@@ -100,7 +100,7 @@ public final class GeneratorSieve {
         return stagesEnded.get();
     }
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
     private static Cursor<Integer>[] cursorArray(Cursor<Integer> first) {
         return new Cursor[] {first};
     }

@@ -301,6 +301,7 @@ public final class GatesTour {
      * @param attempts how many refreshes to attempt while the gate is busy
      * @return how many ran while busy (none) and whether one ran when free
      */
+    @SuppressWarnings("try") // the admission is held for its effect: the gate is busy inside the block
     public Refresh opportunisticRefresh(int attempts) {
         SerialGate cacheUpdateGate = new SerialGate();
         AtomicInteger refreshed = new AtomicInteger();
