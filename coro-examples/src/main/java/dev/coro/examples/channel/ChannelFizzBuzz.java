@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * FizzBuzz as a pipeline of tasks joined by channels, on one {@link EventLoop}: a timer sends a tick
@@ -58,9 +59,14 @@ public final class ChannelFizzBuzz {
             Runnable[] fire = new Runnable[1];
             long[] count = {0};
             fire[0] = () -> { // on the loop: the periodic tick, until the pipeline has ended
-                if (!ticks.isClosedForSend()) {
-                    ticks.trySend(++count[0]);
+                if (ticks.isClosedForSend()) {
+                    return;
+                }
+                ticks.trySend(++count[0]);
+                try {
                     timer[0] = loop.schedule(fire[0], tick);
+                } catch (RejectedExecutionException closing) {
+                    // the loop is closing (the pipeline has ended): the tick stops here
                 }
             };
             loop.execute(() -> timer[0] = loop.schedule(fire[0], tick));
