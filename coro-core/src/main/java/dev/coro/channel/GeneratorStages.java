@@ -154,24 +154,25 @@ final class GeneratorStages {
 
         @Override
         Task<Void> accept(T value) {
-            R r;
-            try {
-                r = fn.apply(value);
-            } catch (Throwable e) {
-                return fail(e);
-            }
-            return r == null ? fail(nullResult("map", value)) : down.accept(r);
+            return pass(value, false);
         }
 
         @Override
         Task<Void> acceptLast(T value) {
+            return pass(value, true);
+        }
+
+        private Task<Void> pass(T value, boolean last) {
             R r;
             try {
                 r = fn.apply(value);
             } catch (Throwable e) {
                 return fail(e);
             }
-            return r == null ? fail(nullResult("map", value)) : down.acceptLast(r);
+            if (r == null) {
+                return fail(nullResult("map", value));
+            }
+            return last ? down.acceptLast(r) : down.accept(r);
         }
     }
 
@@ -187,24 +188,26 @@ final class GeneratorStages {
 
         @Override
         Task<Void> accept(T value) {
-            boolean keep;
-            try {
-                keep = predicate.test(value);
-            } catch (Throwable e) {
-                return fail(e);
-            }
-            return keep ? down.accept(value) : DONE;
+            return pass(value, false);
         }
 
         @Override
         Task<Void> acceptLast(T value) {
+            return pass(value, true);
+        }
+
+        /** A dropped last value ends the run (STOP); a dropped value otherwise asks for the next (DONE). */
+        private Task<Void> pass(T value, boolean last) {
             boolean keep;
             try {
                 keep = predicate.test(value);
             } catch (Throwable e) {
                 return fail(e);
             }
-            return keep ? down.acceptLast(value) : STOP;
+            if (!keep) {
+                return last ? STOP : DONE;
+            }
+            return last ? down.acceptLast(value) : down.accept(value);
         }
     }
 

@@ -47,8 +47,8 @@ public final class ChannelCore implements WaitNode.Departures {
      *
      * 2. Transitions (owner, in one pass: departures, arrivals, close, then match):
      *    take senders: each taken node goes to the senders list; once a close is applied, a taken
-     *      sender is rejected (ClosedForSend) instead; a try-send node is decided at once (part 6).
-     *    take receivers: each goes to the receivers list; a try-receive node is decided at once.
+     *      sender is rejected (ClosedForSend) instead; a try-send node is set aside (part 6).
+     *    take receivers: each goes to the receivers list; a try-receive node is set aside.
      *    apply close: applied = request. CANCEL: the buffer is dropped (to undelivered), every
      *      waiting sender and receiver is abandoned (completes cancelled).
      *    match, while a live receiver r waits (a settled one is dropped; one whose token fired is
@@ -63,6 +63,8 @@ public final class ChannelCore implements WaitNode.Departures {
      *        abandoned if cancelled); terminal is published.
      *      With no receiver, fill: while the buffer has room, the oldest live sender's admit CAS moves
      *      its element in (conflated: replaces the element there, which goes to undelivered).
+     *    try nodes set aside: decided last in the pass, in arrival order, on the matched state
+     *      (concurrent with the waiters taken with them, so deciding after them is linearizable).
      *    The fast paths (trySend, tryReceive, the tasks' run-loop fast path) own, run the pass, then
      *      decide the one operation on the settled state: C1 and C2 below make that decision FIFO.
      *
@@ -399,15 +401,6 @@ public final class ChannelCore implements WaitNode.Departures {
      */
     public boolean isCancelled() {
         return closeRequest == CANCEL;
-    }
-
-    /**
-     * Returns the cause given to {@link #close(Throwable)}, or null.
-     *
-     * @return the cause
-     */
-    public Throwable closeCause() {
-        return closeCause;
     }
 
     /**

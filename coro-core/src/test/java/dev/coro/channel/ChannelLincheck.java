@@ -16,6 +16,8 @@ import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 
 /**
  * What the channel Lincheck tests share: one channel of a capacity kind; sends and receives started
@@ -169,6 +171,29 @@ public abstract class ChannelLincheck {
             LincheckSupport.scenario(test, null, "send 1 0 | close 0; receive 2 0", null),
             LincheckSupport.scenario(test, null, "receive 1 0 | trySend 0 | cancelChannel 0", null),
         };
+    }
+
+    /** The scenarios the model check runs first: {@link #races}; a test may name others. */
+    ExecutionScenario[] scenarios() {
+        return races(getClass());
+    }
+
+    @Test
+    void modelChecking() {
+        LincheckSupport.lincheck(getClass())
+                .scenarios(scenarios())
+                .scaledIterations(4).invocations(100)
+                .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
+                .modelCheck();
+    }
+
+    @Test
+    @Tag(LincheckSupport.STRESS_MODE)
+    void stress() {
+        LincheckSupport.lincheck(getClass())
+                .scaledIterations(30).invocations(1000)
+                .threads(3).actorsPerThread(4).actorsBefore(2).actorsAfter(1)
+                .stress();
     }
 
     /** The checks of the class javadoc. */

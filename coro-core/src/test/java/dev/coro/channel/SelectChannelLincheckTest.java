@@ -3,9 +3,9 @@ package dev.coro.channel;
 import dev.coro.LincheckSupport;
 import dev.coro.gate.ManualScheduler;
 import java.time.Duration;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,24 +35,21 @@ public class SelectChannelLincheckTest extends ChannelLincheck {
         clock.advance(1);
     }
 
+    @Override
+    ExecutionScenario[] scenarios() {
+        return new ExecutionScenario[] {
+            LincheckSupport.scenario(SelectChannelLincheckTest.class, null, "select 1; cancel 1 | send 2 0", null),
+            LincheckSupport.scenario(SelectChannelLincheckTest.class, null, "select 1 | send 2 1 | tick", null),
+        };
+    }
+
+    @Override
     @Test
     void modelChecking() {
         LincheckSupport.lincheck(SelectChannelLincheckTest.class)
-                .scenarios(LincheckSupport.scenario(SelectChannelLincheckTest.class, null,
-                                "select 1; cancel 1 | send 2 0", null),
-                        LincheckSupport.scenario(SelectChannelLincheckTest.class, null,
-                                "select 1 | send 2 1 | tick", null))
-                .scaledIterations(5).invocations(150)
+                .scenarios(scenarios())
+                .scaledIterations(5).invocations(150) // more than a single channel: two channels and a clock
                 .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
                 .modelCheck();
-    }
-
-    @Test
-    @Tag(LincheckSupport.STRESS_MODE)
-    void stress() {
-        LincheckSupport.lincheck(SelectChannelLincheckTest.class)
-                .scaledIterations(30).invocations(1000)
-                .threads(3).actorsPerThread(4).actorsBefore(2).actorsAfter(1)
-                .stress();
     }
 }
