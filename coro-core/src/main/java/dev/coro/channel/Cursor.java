@@ -3,8 +3,8 @@ package dev.coro.channel;
 import dev.coro.task.Task;
 
 /**
- * One consumption of a {@link Generator}, pulled one value at a time: seed 004's {@code co_await
- * generator.next()}. Obtained from {@link Generator#open()}; the producer starts at the first
+ * One consumption of a {@link Generator}, pulled one value at a time (what C++ writes
+ * {@code co_await generator.next()}). Obtained from {@link Generator#open()}; the producer starts at the first
  * {@link #next()} and runs only while a {@code next()} waits for it.
  *
  * <p><b>End.</b> Because elements are never null, {@code next()} completes with {@code null} when the

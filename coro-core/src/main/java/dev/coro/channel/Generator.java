@@ -18,8 +18,8 @@ import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
 
 /**
- * A lazy, reusable description of a sequence of values produced on demand: seed 004's
- * {@code Generator}, whose producer may itself wait (timers, I/O, channels, other tasks) between
+ * A lazy, reusable description of a sequence of values produced on demand: an asynchronous
+ * generator, whose producer may itself wait (timers, I/O, channels, other tasks) between
  * values, and whose consumer waits for each value with a task ({@code co_await generator.next()}).
  *
  * <p><b>Lazy and reusable.</b> Like a {@link Task}, a generator is a description: building one runs

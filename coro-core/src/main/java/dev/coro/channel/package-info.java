@@ -1,5 +1,5 @@
 /**
- * Channels, {@code select} and generators (seed 004's list): {@link dev.coro.channel.Channel} carries
+ * Channels, {@code select} and generators: {@link dev.coro.channel.Channel} carries
  * elements between tasks (rendezvous, buffered, unlimited or conflated), a task waits on several
  * channel operations at once with {@link dev.coro.channel.Select}, a {@link dev.coro.channel.Generator}
  * produces values on demand, and {@link dev.coro.channel.Flows} connects channels to

@@ -21,7 +21,7 @@ import dev.coro.internal.PermitLane;
  *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter on the cancelled channel, and every
  * later acquisition completes cancelled without running its work; admitted work runs to its end.
- * Java has no destructor, so the paper's destruction rule (dropping a gate with outstanding work is
+ * Java has no destructor, so the destruction rule (dropping a gate with outstanding work is
  * an error) is {@link #closeAndCheck()}: it closes and throws {@link IllegalStateException} if
  * admitted work remains. It is separate from {@code close()} because closing must be safe from any
  * completion path while work still runs; dropping the gate is a separate act, as in the paper.

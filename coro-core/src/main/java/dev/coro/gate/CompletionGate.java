@@ -44,7 +44,7 @@ import java.util.Objects;
  * (so if the gate has not opened, every waiter), and every later acquisition completes cancelled,
  * also after the gate opened; admitted work runs to its end. Arrivals after close are still
  * counted (a contribution that completes after another one failed is not an error), but admit
- * nothing. Java has no destructor, so the paper's destruction rule is {@link #closeAndCheck()}: it
+ * nothing. Java has no destructor, so the destruction rule is {@link #closeAndCheck()}: it
  * closes and throws {@link IllegalStateException} if admitted work has not yet left.
  *
  * <p><b>Cancellation of a waiter.</b> A waiter whose task is cancelled before it is admitted

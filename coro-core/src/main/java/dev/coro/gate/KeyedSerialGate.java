@@ -38,7 +38,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter of every key on the cancelled
  * channel, and every later acquisition completes cancelled without running its work; admitted work
- * runs to its end. {@link #closeAndCheck()} (the paper's destruction rule) closes and throws
+ * runs to its end. {@link #closeAndCheck()} (the destruction rule: a gate must outlive the work it admitted) closes and throws
  * {@link IllegalStateException} if admitted work remains.
  *
  * <p><b>Cancellation of a waiter.</b> A waiter whose task is cancelled completes on the cancelled
@@ -271,7 +271,7 @@ public final class KeyedSerialGate<K> {
     }
 
     /**
-     * Closes the gate (as {@link #close()}) and then checks the paper's destruction rule: no admitted
+     * Closes the gate (as {@link #close()}) and then checks the destruction rule: no admitted
      * work may remain when a gate is dropped.
      *
      * @throws IllegalStateException naming the count if admitted work remains

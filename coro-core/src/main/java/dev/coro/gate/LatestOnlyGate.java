@@ -42,7 +42,7 @@ import java.util.concurrent.Callable;
  *
  * <p><b>Close.</b> {@link #close()} completes the waiting submission on the cancelled channel, and
  * every later submission completes cancelled without running its work; the running operation is not
- * cancelled and leaves as usual. {@link #closeAndCheck()} (the paper's destruction rule) closes and
+ * cancelled and leaves as usual. {@link #closeAndCheck()} (the destruction rule: a gate must outlive the work it admitted) closes and
  * throws {@link IllegalStateException} if an admitted operation has not yet left.
  *
  * <p><b>Bad input.</b> A null task or body: {@link NullPointerException}.

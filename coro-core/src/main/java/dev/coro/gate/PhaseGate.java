@@ -37,7 +37,7 @@ import java.util.concurrent.Callable;
  *
  * <p><b>Close.</b> {@link #close()} completes every waiting arrival on the cancelled channel, and
  * every later arrival completes cancelled without running its work; admitted work runs to its end and
- * leaves as usual. Java has no destructor, so the paper's destruction rule (dropping a gate with
+ * leaves as usual. Java has no destructor, so the destruction rule (dropping a gate with
  * outstanding work is an error) is {@link #closeAndCheck()}: it closes and throws
  * {@link IllegalStateException} if admitted work remains.
  *

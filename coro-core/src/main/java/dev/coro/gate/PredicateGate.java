@@ -70,7 +70,7 @@ import java.util.function.BooleanSupplier;
  *
  * <p><b>Close.</b> {@link #close()} completes every waiter not yet admitted on the cancelled
  * channel, and every later acquisition completes cancelled, whatever the predicate says; admitted
- * work runs to its end. After close the predicate is never evaluated again. The paper's
+ * work runs to its end. After close the predicate is never evaluated again. The
  * destruction rule is {@link #closeAndCheck()}: it closes and throws {@link IllegalStateException}
  * if admitted work has not yet left.
  *

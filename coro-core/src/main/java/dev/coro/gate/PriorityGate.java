@@ -35,7 +35,7 @@ import java.util.concurrent.Callable;
  *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter on the cancelled channel, and
  * every later acquisition completes cancelled without running its work; admitted work runs to its
- * end. {@link #closeAndCheck()} (the paper's destruction rule) closes and throws
+ * end. {@link #closeAndCheck()} (the destruction rule: a gate must outlive the work it admitted) closes and throws
  * {@link IllegalStateException} if admitted work remains.
  *
  * <p><b>Cancellation of a waiter.</b> A waiter whose task is cancelled completes on the cancelled

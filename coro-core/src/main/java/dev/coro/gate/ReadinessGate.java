@@ -36,7 +36,7 @@ import java.util.Objects;
  * <p><b>Close.</b> {@link #close()} completes every waiter not yet admitted on the cancelled
  * channel, and every later acquisition completes cancelled without running its work: also after
  * readiness (closing a ready gate ends its admissions; the work admitted so far runs to its end).
- * A {@code setReady()} after {@code close()} admits nothing. Java has no destructor, so the paper's
+ * A {@code setReady()} after {@code close()} admits nothing. Java has no destructor, so the
  * destruction rule (dropping a gate with outstanding work is an error) is {@link #closeAndCheck()}:
  * it closes and throws {@link IllegalStateException} if admitted work has not yet left. Waiters are
  * not outstanding after it: closing has resolved them cancelled.

@@ -19,7 +19,7 @@ import dev.coro.internal.PermitLane;
  *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter on the cancelled channel, and every
  * later acquisition completes cancelled without running its work; admitted work runs to its end.
- * Java has no destructor, so the paper's destruction rule is {@link #closeAndCheck()}: it closes
+ * Java has no destructor, so the destruction rule is {@link #closeAndCheck()}: it closes
  * and throws {@link IllegalStateException} if admitted work remains (separate from {@code close()},
  * which must be safe from any completion path while work still runs).
  *

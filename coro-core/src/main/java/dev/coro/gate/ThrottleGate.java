@@ -42,7 +42,7 @@ import java.util.concurrent.Callable;
  *
  * <p><b>Close.</b> {@link #close()} completes every queued waiter on the cancelled channel, and every
  * later request completes cancelled without running its work; admitted work runs to its end.
- * {@link #closeAndCheck()} (the paper's destruction rule) closes and throws
+ * {@link #closeAndCheck()} (the destruction rule: a gate must outlive the work it admitted) closes and throws
  * {@link IllegalStateException} if admitted work of a bounded gate remains.
  *
  * <p><b>Bad input.</b> A zero or negative interval, or {@code maxRunning < 1}:

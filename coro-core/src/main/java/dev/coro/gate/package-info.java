@@ -1,5 +1,5 @@
 /**
- * The gates of paper P4215: shared objects that impose a non-local concurrency constraint on the
+ * Gates: shared objects that impose a non-local concurrency constraint on the
  * work that passes through them, all on one admission engine. {@link dev.coro.gate.SerialGate}
  * admits one operation at a time, {@link dev.coro.gate.ReadWriteGate} any number of readers together
  * or one writer alone (strict FIFO: a waiting writer is never bypassed by later readers), and
@@ -13,7 +13,7 @@
  * participants have arrived and every work of the previous phase has ended; a participant that is
  * cancelled or whose work fails breaks (closes) the gate, so no one waits for ever.
  *
- * <p>Beyond the paper's six, gates that change who is admitted next and what an admission costs:
+ * <p>Beyond these six (the gates of the C++ proposal P4215, whose names they keep), gates that change who is admitted next and what an admission costs:
  * {@link dev.coro.gate.KeyedSerialGate} serializes operations with equal keys and runs different keys
  * concurrently, {@link dev.coro.gate.BudgetGate} draws each operation's cost from a budget of units (strict FIFO),
  * {@link dev.coro.gate.PriorityGate} hands a freed slot to the highest priority (with optional aging),
@@ -23,7 +23,12 @@
  * <p>Work enters with {@code within(task)} (or a gate's named door) and leaves when it completes, on
  * every completion path; {@code tryWithin(task)} runs it only if admission is immediate, else
  * completes cancelled; {@code call(callable)} is the blocking door for plain and virtual threads;
- * {@code close()} cancels waiters and later acquisitions, and {@code closeAndCheck()} is the Java form
- * of the paper's destruction rule.
+ * {@code close()} cancels waiters and later acquisitions, and {@code closeAndCheck()} checks the
+ * destruction rule: a gate must outlive the work it admitted.
+ *
+ * <p>In other libraries' words: {@link dev.coro.gate.CapacityGate} is an asynchronous semaphore (a
+ * bulkhead), {@link dev.coro.gate.SerialGate} a mutex around work, {@link dev.coro.gate.CompletionGate} a
+ * latch, {@link dev.coro.gate.PhaseGate} a barrier, {@link dev.coro.gate.ReadWriteGate} a read-write
+ * lock, {@link dev.coro.gate.RateGate} a rate limiter, and {@code within(task)} is {@code withPermit}.
  */
 package dev.coro.gate;

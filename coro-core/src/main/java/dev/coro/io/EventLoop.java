@@ -303,11 +303,39 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     public Cancellable schedule(Runnable task, Duration delay) {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(delay, "delay");
+        return scheduleNanos(task, Durations.toNanos(delay));
+    }
+
+    /**
+     * Runs {@code task} on the loop thread once {@code delay} {@code unit}s have passed; never early.
+     * As {@link #schedule(Runnable, Duration)}, without allocating a {@link Duration}.
+     *
+     * {@snippet :
+     * Cancellable tick = loop.schedule(() -> System.out.println("tick"), 100, TimeUnit.MILLISECONDS);
+     * }
+     *
+     * @param task what to run
+     * @param delay how long to wait, in {@code unit}s; zero or negative means as soon as possible
+     * @param unit the unit of {@code delay}
+     * @return a handle whose {@code cancel()} prevents the run if it has not started and removes
+     *     the timer from the loop
+     * @throws NullPointerException if {@code task} or {@code unit} is null
+     * @throws RejectedExecutionException if the loop is shut down
+     */
+    @Override
+    public Cancellable schedule(Runnable task, long delay, TimeUnit unit) {
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(unit, "unit");
+        return scheduleNanos(task, Math.max(0, unit.toNanos(delay))); // toNanos saturates
+    }
+
+    /** Both {@code schedule} forms: {@code delayNanos} is between 0 and {@link Long#MAX_VALUE}. */
+    private Cancellable scheduleNanos(Runnable task, long delayNanos) {
         if (runState != RUNNING) {
             throw rejected();
         }
         long now = relativeNanos();
-        long deadline = now + Durations.toNanos(delay);
+        long deadline = now + delayNanos;
         if (deadline < now) {
             deadline = FOREVER; // overflow: saturate
         }

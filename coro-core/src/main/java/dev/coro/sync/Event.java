@@ -8,7 +8,7 @@ import dev.coro.task.Task;
 import java.util.function.Consumer;
 
 /**
- * A resettable one-shot signal that carries a value (seed 002's {@code event<T>}): tasks wait for it
+ * A resettable one-shot signal that carries a value (an asynchronous manual-reset event): tasks wait for it
  * with {@link #await()}, a thread with {@link #awaitBlocking()}; {@link #set(Object)} wakes them all.
  *
  * <p><b>Semantics.</b>

@@ -1,5 +1,5 @@
 /**
- * Coroutine-aware synchronization from seed 002: {@link dev.coro.sync.Event} and
+ * Coroutine-aware synchronization: {@link dev.coro.sync.Event} and
  * {@link dev.coro.sync.AsyncMutex}. Waiting suspends the task, never the thread, and a task resumes on
  * the scheduler it came from. Both also have a blocking door for plain and virtual threads.
  */

@@ -6,7 +6,7 @@ import java.util.Objects;
  * A result completed from outside: {@link #complete}, {@link #fail} or {@link #cancel}, once; any
  * number of tasks wait for it through {@link #task()}.
  *
- * <p><b>Completion</b> is the seed-000 handshake: the completer writes the result and exchanges the
+ * <p><b>Completion</b> is a one-word handshake: the completer writes the result and exchanges the
  * waiter word for "completed" in one atomic operation; a waiter registers with one atomic operation
  * and learns whether it must wait or can read the result at once. No lock.
  *

@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -409,11 +410,41 @@ class EventLoopTest {
     }
 
     @Test
+    void timersInATimeUnitRunOnTheLoopNeverEarlyAndSaturate() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            CountDownLatch done = new CountDownLatch(2);
+            AtomicReference<String> wrong = new AtomicReference<>();
+            long start = loop.nanoTime();
+            Runnable check = () -> {
+                if (!loop.isCurrent()) {
+                    wrong.set("ran on " + Thread.currentThread().getName());
+                }
+                done.countDown();
+            };
+            loop.schedule(check, -5, TimeUnit.SECONDS); // negative: as soon as possible
+            loop.schedule(() -> {
+                if (loop.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(2)) {
+                    wrong.set("fired early");
+                }
+                check.run();
+            }, 2, TimeUnit.MILLISECONDS);
+            AtomicInteger far = new AtomicInteger();
+            Cancellable never = loop.schedule(far::incrementAndGet, Long.MAX_VALUE, TimeUnit.DAYS); // saturates
+            done.await();
+            assertEquals(null, wrong.get());
+            assertTrue(never.cancel());
+            assertEquals(0, far.get());
+        }
+    }
+
+    @Test
     void badInput() {
         try (EventLoop loop = EventLoop.start()) {
             assertThrows(NullPointerException.class, () -> loop.execute(null));
             assertThrows(NullPointerException.class, () -> loop.schedule(null, Duration.ZERO));
             assertThrows(NullPointerException.class, () -> loop.schedule(() -> {}, null));
+            assertThrows(NullPointerException.class, () -> loop.schedule(null, 1, TimeUnit.SECONDS));
+            assertThrows(NullPointerException.class, () -> loop.schedule(() -> {}, 1, null));
             assertThrows(NullPointerException.class, () -> loop.awaitTermination(null));
             assertThrows(NullPointerException.class, () -> EventLoop.start(null));
         }

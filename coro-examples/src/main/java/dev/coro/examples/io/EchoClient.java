@@ -157,6 +157,11 @@ public final class EchoClient {
      * @param out where to print
      */
     public static void demo(PrintStream out) {
-        out.println(runOnLoopback(4, 5_000, 64));
+        out.println("An echo server and its clients over loopback TCP, each side on one EventLoop thread;");
+        out.println("every round trip writes 64 bytes, waits for the server to echo them, and checks the reply.");
+        Result r = runOnLoopback(4, 5_000, 64);
+        out.println(r);
+        out.printf("= %.1f microseconds per request and reply on one connection, %d connections interleaved on one thread%n",
+                r.connections() * 1e6 / r.roundTripsPerSecond(), r.connections());
     }
 }

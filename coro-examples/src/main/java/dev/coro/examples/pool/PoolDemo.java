@@ -7,11 +7,12 @@ import java.io.PrintStream;
 import java.time.Duration;
 
 /**
- * Seed 001's three programs on Coro: a coroutine chain on a 4-worker pool that prints which thread
- * each step runs on ({@code coroasync1}), four chains at once ({@code coroasync2}), and the blocking
- * {@code syncWait}.
+ * Three small programs on a pool of four worker threads, each printing which thread runs each step:
+ * one task spawned into a {@link Scope} and joined, four tasks at once, and a plain thread that
+ * blocks in {@code join()} until a task on the pool is done. (They follow the C++ programs
+ * {@code coroasync1}, {@code coroasync2} and {@code syncWait} of the design notes.)
  *
- * <p>The seed's {@code co_await print(...)} starts the lazy callee, which schedules itself in the
+ * <p>The C++ program's {@code co_await print(...)} starts the lazy callee, which schedules itself in the
  * pool, and suspends the caller; when the callee ends, the caller resumes on the thread that ran it.
  * Here too the callee is a lazy task that the caller awaits: it first waits a few milliseconds on a
  * timer, and the timer hands it back to whichever pool worker is free (the seed slept 100 ms after
@@ -73,15 +74,16 @@ public final class PoolDemo {
                 .then(Task.fromRunnable(() -> line("===== " + id + " done")));
     }
 
-    /** coroasync1: one chain, then waitUntilNoCoros. */
+    /** One task spawned into a scope, then the scope joined. */
     public void oneChain() {
-        line("**** coroasync1: main() on thread " + thread());
+        line("**** One task on a pool of 4 workers. main() runs on thread " + thread() + ".");
+        line("**** Each step prints its thread; after each 20 ms timer the task may resume on another worker.");
         try (WorkStealingPool pool = WorkStealingPool.create(4, "pool")) {
             Scope scope = Scope.on(pool);
-            line("runTask(runAsync(1))");
+            line("scope.spawn(task 1)");
             scope.spawn(runAsync("1"));
             line("");
-            line("**** waitUntilNoCoros()");
+            line("**** scope.joinBlocking(): main waits until every spawned task is done");
             scope.joinBlocking();
             line("");
             line("**** main() done");
@@ -89,17 +91,17 @@ public final class PoolDemo {
         line("");
     }
 
-    /** coroasync2: four chains at once, then waitUntilNoCoros. */
+    /** Four tasks at once in one scope, then the scope joined. */
     public void fourChains() {
-        line("**** coroasync2: main() on thread " + thread());
+        line("**** Four tasks at once on a pool of 4 workers. main() runs on thread " + thread() + ".");
         try (WorkStealingPool pool = WorkStealingPool.create(4, "pool")) {
             Scope scope = Scope.on(pool);
             for (int i = 1; i <= 4; i++) {
-                line("runTask(runAsync(" + i + "))");
+                line("scope.spawn(task " + i + ")");
                 scope.spawn(runAsync(String.valueOf(i)));
             }
             line("");
-            line("**** waitUntilNoCoros()");
+            line("**** scope.joinBlocking(): main waits until every spawned task is done");
             scope.joinBlocking();
             line("");
             line("**** main() done");
@@ -107,13 +109,13 @@ public final class PoolDemo {
         line("");
     }
 
-    /** syncWait: a plain thread blocks until a task on the pool is done. */
+    /** A plain thread blocks in {@code join()} until a task on the pool is done. */
     public void syncWait() {
-        line("**** syncWait: main() on thread " + thread());
+        line("**** A blocking join: main() on thread " + thread() + " waits for one task on the pool.");
         try (WorkStealingPool pool = WorkStealingPool.create(4, "pool")) {
-            line("syncWait(runAsync(1))");
+            line("task.startOn(pool).join()");
             runAsync("1").startOn(pool).join(); // blocks main; the chain runs on the pool
-            line("**** syncWait returned on thread " + thread() + ": the task is done");
+            line("**** join() returned on thread " + thread() + ": the task is done");
         }
         line("");
     }

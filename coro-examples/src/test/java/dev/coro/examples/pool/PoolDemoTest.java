@@ -51,7 +51,7 @@ class PoolDemoTest {
     void oneChainResumesWhereItsCalleeRan() {
         List<String> lines = run(PoolDemo::oneChain);
         assertCallerResumesOnTheCalleesThread(lines, 1);
-        assertTrue(lines.indexOf("===== 1 done") < lines.indexOf("**** main() done"), "waitUntilNoCoros waited");
+        assertTrue(lines.indexOf("===== 1 done") < lines.indexOf("**** main() done"), "the scope join waited");
     }
 
     @Test
@@ -68,7 +68,7 @@ class PoolDemoTest {
     void syncWaitBlocksUntilTheTaskIsDone() {
         List<String> lines = run(PoolDemo::syncWait);
         assertCallerResumesOnTheCalleesThread(lines, 1);
-        String returned = "**** syncWait returned on thread " + Thread.currentThread().getName() + ": the task is done";
+        String returned = "**** join() returned on thread " + Thread.currentThread().getName() + ": the task is done";
         assertTrue(lines.contains(returned), "syncWait returned on the thread that called it");
         assertTrue(lines.indexOf("===== 1 done") < lines.indexOf(returned));
     }
