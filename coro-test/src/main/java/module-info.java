@@ -1,6 +1,7 @@
 /**
  * Coro test support: a virtual-time scheduler for deterministic tests of code built on Coro,
  * {@code CoroTests.runTest} (virtual time that advances by itself, with deadlock and leak checks),
+ * {@code CoroTests.verify} (step-by-step assertions on a generator's or a channel's values),
  * and a JUnit 5 extension ({@code @CoroTest}).
  */
 module dev.coro.test {

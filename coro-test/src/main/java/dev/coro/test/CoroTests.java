@@ -1,5 +1,7 @@
 package dev.coro.test;
 
+import dev.coro.channel.Channel;
+import dev.coro.channel.Generator;
 import dev.coro.task.Task;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -27,6 +29,13 @@ import java.util.function.Function;
  *     return Task.whenAll(List.of(rate.acquire(), rate.acquire(), rate.acquire()))
  *             .map(ignored -> scheduler.nanoTime());
  * }); // 200 ms of virtual time
+ * }
+ *
+ * <p>{@link #verify(Generator)} and its overloads check a sequence step by step on virtual time (see
+ * {@link SequenceVerifier}):
+ *
+ * {@snippet :
+ * CoroTests.verify(Generator.range(1, 6)).expectNext(1, 2).expectNextCount(3).expectComplete();
  * }
  */
 public final class CoroTests {
@@ -98,6 +107,76 @@ public final class CoroTests {
             }
             throw e;
         }
+    }
+
+    /**
+     * Returns a verifier of {@code generator}'s values on a fresh virtual-time scheduler: each step
+     * pulls from one consumption of the generator (opened now; its producer starts at the first step
+     * that asks for a value, on that scheduler), and the terminal step also fails if work is left
+     * pending on the scheduler. See {@link SequenceVerifier}.
+     *
+     * {@snippet :
+     * Generator<String> retries = Generator.create(emitter -> emitter.emit("try")
+     *         .then(Task.delay(Duration.ofSeconds(30))).then(emitter.emit("retry")));
+     * Duration took = CoroTests.verify(retries)
+     *         .expectNext("try")
+     *         .expectNoEvent(Duration.ofSeconds(30))
+     *         .expectNext("retry")
+     *         .expectComplete();                      // 30 s of virtual time
+     * }
+     *
+     * @param generator the sequence under test
+     * @param <T> its element type
+     * @return the verifier
+     * @throws NullPointerException if {@code generator} is null
+     */
+    public static <T> SequenceVerifier<T> verify(Generator<T> generator) {
+        Objects.requireNonNull(generator, "generator");
+        return SequenceVerifier.of(VirtualTimeScheduler.create(), true, generator);
+    }
+
+    /**
+     * Returns a verifier of {@code generator}'s values on {@code scheduler} (the one the code under
+     * test takes its time and timers from, such as a {@link CoroTest}'s); the test owns the check for
+     * work left on it. See {@link SequenceVerifier}.
+     *
+     * @param scheduler the virtual-time scheduler the producer runs on
+     * @param generator the sequence under test
+     * @param <T> its element type
+     * @return the verifier
+     * @throws NullPointerException if an argument is null
+     */
+    public static <T> SequenceVerifier<T> verify(VirtualTimeScheduler scheduler, Generator<T> generator) {
+        Objects.requireNonNull(scheduler, "scheduler");
+        Objects.requireNonNull(generator, "generator");
+        return SequenceVerifier.of(scheduler, false, generator);
+    }
+
+    /**
+     * Returns a verifier of the elements received from {@code channel}, whose senders run on
+     * {@code scheduler}: each step receives (one receive at a time) while running the scheduler; the
+     * end is the channel closed and drained, an error the cause it was closed with, and
+     * {@link SequenceVerifier#thenCancel()} cancels the channel. The test owns the check for work left
+     * on the scheduler. See {@link SequenceVerifier}.
+     *
+     * {@snippet :
+     * Channel<Integer> channel = Channel.buffered(4);
+     * Task.loop(1, n -> n <= 3, n -> Task.delay(Duration.ofSeconds(1)).then(channel.send(n)).map(x -> n + 1))
+     *         .andFinally(channel::close)
+     *         .start(scheduler);
+     * CoroTests.verify(scheduler, channel).expectNext(1, 2, 3).expectComplete(); // 3 s
+     * }
+     *
+     * @param scheduler the virtual-time scheduler the senders run on
+     * @param channel the channel under test
+     * @param <T> its element type
+     * @return the verifier
+     * @throws NullPointerException if an argument is null
+     */
+    public static <T> SequenceVerifier<T> verify(VirtualTimeScheduler scheduler, Channel<T> channel) {
+        Objects.requireNonNull(scheduler, "scheduler");
+        Objects.requireNonNull(channel, "channel");
+        return SequenceVerifier.of(scheduler, channel);
     }
 
     /**
