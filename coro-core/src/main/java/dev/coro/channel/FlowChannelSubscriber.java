@@ -38,6 +38,8 @@ final class FlowChannelSubscriber<T> implements Flow.Subscriber<T> {
      *    users): cancel the subscription and stop; COMPLETE: close(); Failed: close(cause). Every
      *    request and cancel goes through drainUpstream, so the subscription sees them one at a
      *    time (rule 2.7) although the pump, a receiving thread and onNext may ask at once.
+     *    consumerGone (Flows.generator's consumption ended): upstreamDone, cancel the channel and
+     *    the subscription at once, clear the queue and queue STOP, which ends the pump.
      *
      * 3. Linearization points: the queue's offer for each signal; the pump's send for the element's
      *    entry into the channel (its order is the queue's, which is the publisher's).
@@ -66,6 +68,8 @@ final class FlowChannelSubscriber<T> implements Flow.Subscriber<T> {
 
     /** The queue's marker of onComplete. */
     private static final Object COMPLETE = new Object();
+    /** The queue's marker of {@link #consumerGone()}: the pump ends without touching the channel. */
+    private static final Object STOP = new Object();
 
     /** The queue's marker of onError (or of a broken rule): the channel closes with the cause. */
     private record Failed(Throwable cause) {}
@@ -154,6 +158,23 @@ final class FlowChannelSubscriber<T> implements Flow.Subscriber<T> {
         }
     }
 
+    /**
+     * The one consumer of the channel is gone ({@link Flows#generator}'s consumption ended): cancel
+     * the subscription now, even if the publisher is silent, drop what is queued and end the pump.
+     * Idempotent. A subscription still to come is cancelled by onSubscribe, which reads
+     * upstreamDone after publishing the subscription, as this reads the subscription after writing
+     * upstreamDone (both volatile: one of the two sees the other).
+     */
+    void consumerGone() {
+        upstreamDone = true;
+        channel.cancel(); // a send the pump is waiting in fails: it stops (sent)
+        if (subscription != null) {
+            cancelUpstream();
+        }
+        queue.clear();
+        offer(STOP); // wakes a pump waiting for the queue
+    }
+
     /** The publisher's subscribe threw (breaking rule 1.9): the channel closes with what it threw. */
     void subscribeFailed(RuntimeException e) {
         if (!upstreamDone) {
@@ -188,6 +209,9 @@ final class FlowChannelSubscriber<T> implements Flow.Subscriber<T> {
         }
         if (item == COMPLETE) {
             channel.close();
+            return Task.value(false);
+        }
+        if (item == STOP) {
             return Task.value(false);
         }
         if (item instanceof Failed f) {

@@ -154,13 +154,17 @@ public final class Flows {
         if (bufferSize < 1) {
             throw new IllegalArgumentException("bufferSize must be at least 1, got " + bufferSize);
         }
+        return Flows.<T>subscribe(publisher, bufferSize).channel();
+    }
+
+    private static <T> FlowChannelSubscriber<T> subscribe(Flow.Publisher<? extends T> publisher, int bufferSize) {
         FlowChannelSubscriber<T> subscriber = new FlowChannelSubscriber<T>(bufferSize).start();
         try {
             publisher.subscribe(subscriber);
         } catch (RuntimeException e) { // the publisher broke rule 1.9 (subscribe must return normally)
             subscriber.subscribeFailed(e);
         }
-        return subscriber.channel();
+        return subscriber;
     }
 
     /**
@@ -220,7 +224,8 @@ public final class Flows {
      * generator is a description), requests up to {@code bufferSize} elements ahead (a publisher
      * pushes, so the buffer is what the consumer's demand allows ahead of its {@code next()}), and
      * ends as the publisher does: at {@code onComplete}, or with the {@code onError} cause where the
-     * next value would have been. Closing or cancelling the consumer cancels the subscription.
+     * next value would have been. Closing or cancelling the consumer cancels the subscription at
+     * once, even while the publisher sends nothing.
      *
      * @param publisher the publisher
      * @param bufferSize how many elements may be requested ahead, at least 1
@@ -235,8 +240,9 @@ public final class Flows {
             throw new IllegalArgumentException("bufferSize must be at least 1, got " + bufferSize);
         }
         return Generator.create(out -> Task.defer(() -> {
-            Channel<T> elements = channel(publisher, bufferSize);
-            return elements.forEachAsync(out::emit).andFinally(elements::cancel); // cancels the subscription
+            FlowChannelSubscriber<T> subscriber = Flows.<T>subscribe(publisher, bufferSize);
+            // the consumption's end cancels the subscription at once, even while the publisher is silent
+            return subscriber.channel().forEachAsync(out::emit).andFinally(subscriber::consumerGone);
         }));
     }
 

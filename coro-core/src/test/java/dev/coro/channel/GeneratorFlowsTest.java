@@ -7,7 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.coro.task.Task;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -47,6 +52,29 @@ class GeneratorFlowsTest {
         assertEquals(List.of(0, 1, 2), three);
         assertTrue(finished.get(), "the producer's finally ran");
         assertTrue(produced.get() < 20, "the producer ran only as far as the demand: " + produced.get());
+    }
+
+    @Test
+    void closingTheConsumerCancelsTheSubscriptionOfASilentPublisherAtOnce() throws Exception {
+        CountDownLatch cancelled = new CountDownLatch(1);
+        AtomicLong requested = new AtomicLong();
+        Flow.Publisher<Integer> silent = subscriber -> subscriber.onSubscribe(new Flow.Subscription() {
+            @Override
+            public void request(long n) {
+                requested.addAndGet(n);
+            }
+
+            @Override
+            public void cancel() {
+                cancelled.countDown();
+            }
+        });
+        Cursor<Integer> cursor = Flows.generator(silent, 4).open();
+        CompletableFuture<Integer> next = cursor.next().toCompletableFuture(); // waits: nothing comes
+        assertEquals(4, requested.get(), "the first request is the buffer");
+        cursor.close();
+        assertTrue(cancelled.await(10, TimeUnit.SECONDS), "the subscription was cancelled without another element");
+        assertTrue(next.isDone(), "the waiting next() ended");
     }
 
     @Test
