@@ -86,6 +86,7 @@ public final class Channel<T> {
         Consumer<Object> dropped = (Consumer<Object>) onUndelivered;
         this.capacity = capacity;
         this.core = new ChannelCore(capacity, dropped, Channel::closedForSend);
+        core.describedAs(this); // its waiters are dumped as waiting on this channel
         this.receive = Task.create(new ReceiveBody<>(core));
     }
 

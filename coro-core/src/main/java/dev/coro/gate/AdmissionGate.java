@@ -25,6 +25,7 @@ abstract class AdmissionGate implements WaitingPrimitive {
     AdmissionGate(AdmissionEngine engine) {
         this.engine = engine;
         engine.observedAs(getClass()); // its waits are recorded as this gate's
+        engine.describedAs("GATE", this); // and its waiters are dumped as waiting on this gate
     }
 
     /**

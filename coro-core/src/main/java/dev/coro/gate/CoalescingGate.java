@@ -525,6 +525,7 @@ public final class CoalescingGate<K, V> {
             this.gate = gate;
             this.key = key;
             this.waiters = new WaitQueue(PENDING, this);
+            waiters.describedAs("GATE", gate); // its waiters are dumped as waiting on the gate
         }
 
         boolean isLive() {

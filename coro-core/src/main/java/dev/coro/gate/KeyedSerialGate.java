@@ -168,6 +168,7 @@ public final class KeyedSerialGate<K> {
         }
         this.keySlots = new PermitLane(maxConcurrentKeys);
         keySlots.observedAs(KeyedSerialGate.class);
+        keySlots.describedAs("GATE", this); // tasks waiting for a key slot are dumped as waiting on this gate
         this.takeSlot = Task.create(keySlots.waitingDoor(null));
         this.tryTakeSlot = Task.create(keySlots.tryingDoor(null));
     }

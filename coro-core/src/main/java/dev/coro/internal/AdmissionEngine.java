@@ -374,6 +374,18 @@ public abstract class AdmissionEngine {
         primitive = type;
     }
 
+    /**
+     * Names the primitive this engine serves in the task dump ({@link WaitSubject}): its waiters
+     * are listed as waiting on {@code subject}. Call it once, while constructing the primitive,
+     * before the engine is shared.
+     *
+     * @param kind the wait kind's name ({@code GATE}, {@code MUTEX})
+     * @param subject the primitive
+     */
+    public final void describedAs(String kind, Object subject) {
+        intake.describedAs(kind, subject);
+    }
+
     // ---- the rule (part 10): owner only, unless said ----
 
     /**

@@ -19,7 +19,7 @@ import java.util.function.Function;
  * <p>Elements are opaque, non-null objects. All public methods are thread-safe; see part 6 for the
  * one path that may wait for another thread.
  */
-public final class ChannelCore implements WaitNode.Departures {
+public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     /* Implementation overview.
      *
      * 1. Representation.
@@ -150,6 +150,8 @@ public final class ChannelCore implements WaitNode.Departures {
     private final Function<Throwable, RuntimeException> closedForSend;
     private final WaitQueue sendIntake = new WaitQueue(AdmissionEngine.OPEN, this::waiterDeparted);
     private final WaitQueue receiveIntake = new WaitQueue(AdmissionEngine.OPEN, this::waiterDeparted);
+    /** For the task dump only ({@link #describedAs}): the channel this core serves, or null. */
+    private Object channel;
     private volatile int owner;
     private volatile int pendingDepartures;
     private volatile int closeRequest;
@@ -185,6 +187,30 @@ public final class ChannelCore implements WaitNode.Departures {
         this.capacity = capacity;
         this.onUndelivered = onUndelivered;
         this.closedForSend = closedForSend;
+    }
+
+    /**
+     * Names the channel this core serves, for the task dump ({@link WaitSubject}): its waiting
+     * senders and receivers are listed as waiting on {@code channel}. Call it while constructing the
+     * channel, before the core is shared.
+     *
+     * @param channel the channel
+     */
+    public void describedAs(Object channel) {
+        this.channel = channel;
+        sendIntake.describedAs("CHANNEL_SEND", channel);
+        receiveIntake.describedAs("CHANNEL_RECEIVE", channel);
+    }
+
+    /** A waiting sender carries its element as its tag (never null); a receiver has none. */
+    @Override
+    public String waitKind(WaitNode node) {
+        return node.tag() != null ? "CHANNEL_SEND" : "CHANNEL_RECEIVE";
+    }
+
+    @Override
+    public String waitDescription(WaitNode node) {
+        return WaitSubject.describe(channel == null ? this : channel);
     }
 
     // ---- operations ----

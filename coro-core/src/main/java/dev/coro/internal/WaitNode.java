@@ -175,6 +175,17 @@ public abstract class WaitNode extends SignalList.Node {
         }
     }
 
+    /**
+     * Returns the departure hook now set (a queue's {@link Departures}, or an {@code onCancel}
+     * action), or null if none is set or it has run: for the task dump only, read racily.
+     *
+     * @return the hook, or null
+     */
+    protected final Object hookForDump() {
+        Object h = hook;
+        return h == HOOK_DONE ? null : h;
+    }
+
     private void run(Object action) {
         if (action instanceof Departures queue) {
             queue.departed(this);

@@ -18,7 +18,7 @@ import java.lang.invoke.VarHandle;
  * uses OPEN and CLOSED and takes under its ownership; the {@code Event} keeps its whole state here
  * (UNSET accepts waiters, a set state refuses them: the value is there), and {@code set} takes.
  */
-public final class WaitQueue extends SweptStack implements WaitNode.Departures {
+public final class WaitQueue extends SweptStack implements WaitNode.Departures, WaitSubject {
     /* Implementation overview.
      *
      * 1. Representation.
@@ -108,6 +108,11 @@ public final class WaitQueue extends SweptStack implements WaitNode.Departures {
     private final boolean sweepAtOnce;
     private final WaitNode.Departures onDeparted;
     private volatile Object state;
+    /** For the task dump only ({@link #describedAs}): the primitive and its wait kind, or null. */
+    private Described described;
+
+    /** A primitive as the task dump names it: one reference in the queue, set once. */
+    private record Described(String kind, Object subject) {}
 
     /**
      * Creates a queue in state {@code initial}.
@@ -137,6 +142,29 @@ public final class WaitQueue extends SweptStack implements WaitNode.Departures {
         this.state = initial;
         this.onDeparted = onDeparted;
         this.sweepAtOnce = sweepAtOnce;
+    }
+
+    /**
+     * Names the primitive whose waiters this queue holds, for the task dump ({@link WaitSubject}).
+     * Call it while constructing the primitive, before the queue is shared.
+     *
+     * @param kind the wait kind's name ({@link WaitSubject#waitKind})
+     * @param subject the primitive
+     */
+    public void describedAs(String kind, Object subject) {
+        this.described = new Described(kind, subject);
+    }
+
+    @Override
+    public String waitKind(WaitNode node) {
+        Described d = described;
+        return d == null ? "OTHER" : d.kind;
+    }
+
+    @Override
+    public String waitDescription(WaitNode node) {
+        Described d = described;
+        return d == null ? "an unnamed wait queue" : WaitSubject.describe(d.subject);
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.coro.io;
 
+import dev.coro.internal.WaitNode;
+import dev.coro.internal.WaitSubject;
 import dev.coro.task.Completer;
 import java.io.EOFException;
 import java.io.IOException;
@@ -9,6 +11,7 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.WritableByteChannel;
+import java.util.Locale;
 
 /**
  * One I/O operation of a task, run by its channel's {@link IoHandle} on the loop thread: the seed's
@@ -20,7 +23,7 @@ import java.nio.channels.WritableByteChannel;
  *
  * @param <T> the value the task completes with
  */
-abstract class IoOp<T> extends Inbox.Node implements Runnable {
+abstract class IoOp<T> extends Inbox.Node implements Runnable, WaitSubject {
     final Completer<T> completer;
     final IoHandle handle;
     /** The one interest bit it waits for. */
@@ -77,6 +80,17 @@ abstract class IoOp<T> extends Inbox.Node implements Runnable {
         } else {
             handle.loop.runOnLoop(() -> handle.withdraw(this)); // false: shut down, which forgets it anyway
         }
+    }
+
+    /** The task dump's view of a waiting operation: it is the cancellation hook of its step. */
+    @Override
+    public final String waitKind(WaitNode node) {
+        return "IO";
+    }
+
+    @Override
+    public final String waitDescription(WaitNode node) {
+        return getClass().getSimpleName().toLowerCase(Locale.ROOT) + " on " + handle.channel;
     }
 
     /** {@code read}: bytes read, or -1 at end of stream. */

@@ -112,6 +112,7 @@ public final class AsyncMutex implements WaitingPrimitive {
     /** Creates an unlocked mutex. */
     public AsyncMutex() {
         lane.observedAs(AsyncMutex.class); // its waits are recorded as the mutex's
+        lane.describedAs("MUTEX", this); // and its waiters are dumped as waiting on this mutex
     }
 
     /**

@@ -113,7 +113,9 @@ public final class Event<T> {
     private final Task<T> await = Task.create(new Await());
 
     /** Creates an event that is not set. */
-    public Event() {}
+    public Event() {
+        queue.describedAs("EVENT", this); // its waiters are dumped as waiting on this event
+    }
 
     /**
      * Sets the event and wakes every waiting task with {@code value}, oldest first. Waits that start

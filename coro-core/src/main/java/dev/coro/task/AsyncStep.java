@@ -1,6 +1,7 @@
 package dev.coro.task;
 
 import dev.coro.internal.WaitNode;
+import dev.coro.internal.WaitSubject;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -164,6 +165,35 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
     @Override
     public Context context() {
         return context;
+    }
+
+    /**
+     * What this step waits on, for the task dump only (debug mode): read from the dumping thread,
+     * racily, from the departure hook the wait set (its queue, a channel core, an I/O operation, a
+     * join's registration, a timer's cancellation), so that a wait pays nothing to be describable.
+     */
+    CoroDebug.WaitingOn describe() {
+        Object h = hookForDump();
+        if (h instanceof WaitSubject subject) {
+            CoroDebug.WaitKind kind;
+            try {
+                kind = CoroDebug.WaitKind.valueOf(subject.waitKind(this));
+            } catch (IllegalArgumentException e) {
+                kind = CoroDebug.WaitKind.OTHER;
+            }
+            return new CoroDebug.WaitingOn(kind, subject.waitDescription(this), null);
+        }
+        if (h instanceof DebugProbes.TimerWait timer) {
+            return new CoroDebug.WaitingOn(CoroDebug.WaitKind.TIMER, "Task.delay on " + timer.scheduler,
+                    timer.remaining());
+        }
+        if (h instanceof Completion.AwaitNode join) {
+            DebugProbes.FiberInfo target = DebugProbes.info(join.source);
+            return new CoroDebug.WaitingOn(CoroDebug.WaitKind.JOIN, target != null ? "task #" + target.id
+                    : join.source instanceof Fiber<?> ? "a task" : "a promise", null);
+        }
+        return new CoroDebug.WaitingOn(CoroDebug.WaitKind.OTHER, h == null ? "a callback (no cancellation action)"
+                : "a callback (cancelled by " + h.getClass().getName() + ")", null);
     }
 
     private static final VarHandle RESULT;

@@ -147,7 +147,7 @@ class Completion extends SignalList {
             }
             AwaitNode node = new AwaitNode(this, AsyncStep.of(completer), asOutcome);
             if (add(node)) {
-                completer.onCancel(() -> remove(node));
+                completer.onCancel(node); // unregisters; also tells the task dump what the wait joins
             } else {
                 AsyncStep.of(completer).settleEncoded(answer(result, asOutcome));
             }
@@ -159,8 +159,9 @@ class Completion extends SignalList {
         return asOutcome ? toOutcome(encoded) : encoded;
     }
 
-    private static final class AwaitNode extends SignalList.Node {
-        private final Completion source;
+    /** One waiter's registration; also its cancellation action (it removes itself). */
+    static final class AwaitNode extends SignalList.Node implements Runnable {
+        final Completion source;
         private final AsyncStep step;
         private final boolean asOutcome;
 
@@ -173,6 +174,11 @@ class Completion extends SignalList {
         @Override
         protected void onFire() {
             step.settleEncoded(answer(source.result, asOutcome));
+        }
+
+        @Override
+        public void run() {
+            source.remove(this);
         }
     }
 

@@ -43,6 +43,14 @@ final class Fiber<T> extends Completion implements Runnable {
         this.ctx = ctx;
         this.listener = listener;
         this.carried = ContextPropagation.capture(); // on the starting thread
+        if (CoroDebug.ENABLED) { // a constant: off, the JIT drops the branch
+            DebugProbes.created(this);
+        }
+    }
+
+    /** The suspension in progress, or null: for the task dump, read racily from its thread. */
+    AsyncStep pendingStep() {
+        return step;
     }
 
     /** Starts the fiber on its context's scheduler (submitted, never inline). */
@@ -112,6 +120,9 @@ final class Fiber<T> extends Completion implements Runnable {
                     case Nodes.FAIL -> {
                         v = ((Nodes.Fail<?>) t).error;
                         k = ERROR;
+                        if (CoroDebug.ENABLED) {
+                            DebugProbes.passed(v, t);
+                        }
                         t = null;
                     }
                     case Nodes.CANCELLED -> {
@@ -126,6 +137,9 @@ final class Fiber<T> extends Completion implements Runnable {
                         } catch (Throwable e) {
                             v = e;
                             k = ERROR;
+                            if (CoroDebug.ENABLED) {
+                                DebugProbes.passed(e, t);
+                            }
                         }
                         t = null;
                     }
@@ -246,6 +260,9 @@ final class Fiber<T> extends Completion implements Runnable {
                         } else {
                             s.markUnlisted(); // plain write: the step is not shared yet
                         }
+                        if (CoroDebug.ENABLED) {
+                            DebugProbes.suspending(this);
+                        }
                         step = s;
                         try {
                             a.body.accept(s);
@@ -337,6 +354,9 @@ final class Fiber<T> extends Completion implements Runnable {
                     }
                     default -> throw new AssertionError("unknown frame " + f.tag);
                 }
+                if (CoroDebug.ENABLED && k == ERROR && t == null) { // the error leaves this frame
+                    DebugProbes.passed(v, f);
+                }
             }
         }
     }
@@ -378,6 +398,9 @@ final class Fiber<T> extends Completion implements Runnable {
         cur = null;
         val = null;
         stack = null;
+        if (CoroDebug.ENABLED) {
+            DebugProbes.finished(this, k == ERROR, v);
+        }
         setResultRelease(switch (k) {
             case VALUE -> encodeValue(v);
             case ERROR -> new Failed((Throwable) v);

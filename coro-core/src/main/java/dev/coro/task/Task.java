@@ -78,6 +78,9 @@ public abstract class Task<T> {
 
     Task(byte tag) {
         this.tag = tag;
+        if (CoroDebug.ENABLED) { // a constant: off, the JIT drops the branch
+            DebugProbes.assembled(this);
+        }
     }
 
     // ---------------------------------------------------------------- factories
@@ -248,8 +251,10 @@ public abstract class Task<T> {
             return value(null);
         }
         return create(completer -> {
-            var timer = completer.context().scheduler().schedule(new DelayTimer(completer), delay);
-            completer.onCancel(timer::cancel);
+            Scheduler s = completer.context().scheduler();
+            var timer = s.schedule(new DelayTimer(completer), delay);
+            completer.onCancel(CoroDebug.ENABLED ? new DebugProbes.TimerWait(timer, s, DebugProbes.nanos(delay))
+                    : timer::cancel);
         });
     }
 
@@ -274,8 +279,10 @@ public abstract class Task<T> {
             return value(null);
         }
         return create(completer -> {
-            var timer = completer.context().scheduler().schedule(new DelayTimer(completer), delay, unit);
-            completer.onCancel(timer::cancel);
+            Scheduler s = completer.context().scheduler();
+            var timer = s.schedule(new DelayTimer(completer), delay, unit);
+            completer.onCancel(CoroDebug.ENABLED ? new DebugProbes.TimerWait(timer, s, unit.toNanos(delay))
+                    : timer::cancel);
         });
     }
 
