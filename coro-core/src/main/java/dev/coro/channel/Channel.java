@@ -1,5 +1,6 @@
 package dev.coro.channel;
 
+import dev.coro.internal.Blocking;
 import dev.coro.internal.ChannelCore;
 import dev.coro.internal.FastPath;
 import dev.coro.internal.WaitNode;
@@ -201,8 +202,11 @@ public final class Channel<T> {
      * @throws NullPointerException if {@code element} is null
      * @throws ChannelClosedException if the channel is closed for sending
      * @throws CancellationException if the thread is interrupted while waiting
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool worker,
+     *     an event loop's thread): see {@link Task#join()}; nothing is sent then
      */
     public void sendBlocking(T element) {
+        Blocking.checkAllowed(Channel.class, "sendBlocking");
         send(element).join();
     }
 
@@ -241,8 +245,11 @@ public final class Channel<T> {
      * @throws CancellationException if the thread is interrupted while waiting, or the channel is
      *     cancelled
      * @throws RuntimeException the close's cause (wrapped by {@code join()}'s rules), once drained
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool worker,
+     *     an event loop's thread): see {@link Task#join()}; nothing is received then
      */
     public T receiveBlocking() {
+        Blocking.checkAllowed(Channel.class, "receiveBlocking");
         return receive.join();
     }
 

@@ -441,7 +441,10 @@ public abstract class Generator<T> {
      *
      * <p>The producer's error is thrown by {@code hasNext()} as {@link Task#join()} throws it; an
      * interrupt while waiting cancels the consumption and throws
-     * {@link java.util.concurrent.CancellationException}.
+     * {@link java.util.concurrent.CancellationException}. Like {@link Task#join()}, {@code hasNext()}
+     * (and {@code next()}, {@code forEachRemaining}) refuse to block a thread that runs a Coro
+     * scheduler's work (a pool worker, an event loop's thread): they throw
+     * {@link IllegalStateException} at once, before pulling anything, and the iterator stays usable.
      *
      * @return the iterator
      */

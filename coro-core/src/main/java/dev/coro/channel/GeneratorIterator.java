@@ -1,5 +1,6 @@
 package dev.coro.channel;
 
+import dev.coro.internal.Blocking;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Spliterator;
@@ -30,6 +31,7 @@ final class GeneratorIterator<T> implements Iterator<T>, Spliterator<T>, AutoClo
         if (done) {
             return false;
         }
+        Blocking.checkAllowed(Generator.class, "iterator().hasNext"); // before any state changes
         started = true;
         T v;
         try {
@@ -68,6 +70,7 @@ final class GeneratorIterator<T> implements Iterator<T>, Spliterator<T>, AutoClo
     @Override
     public void forEachRemaining(Consumer<? super T> action) {
         if (!started && !done) { // nothing pulled yet: run the producer inside one join, no hand-off
+            Blocking.checkAllowed(Generator.class, "iterator().forEachRemaining");
             started = true;
             done = true;
             generator.forEach(action).join();

@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.internal.AdmissionEngine;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.Durations;
 import dev.coro.sync.WaitListener;
 import dev.coro.sync.WaitingPrimitive;
@@ -25,7 +26,7 @@ abstract class AdmissionGate implements WaitingPrimitive {
     AdmissionGate(AdmissionEngine engine) {
         this.engine = engine;
         engine.observedAs(getClass()); // its waits are recorded as this gate's
-        engine.describedAs("GATE", this); // and its waiters are dumped as waiting on this gate
+        engine.describedAs("GATE", this); // its waiters are dumped as waiting on it, and its close names it
     }
 
     /**
@@ -118,8 +119,12 @@ abstract class AdmissionGate implements WaitingPrimitive {
             return tryEnter().map(ignored -> new Admission(NOTHING));
         }
 
-        /** The blocking door: {@code within(Task.fromCallable(body)).join()}. */
-        <T> T call(Callable<? extends T> body) {
+        /**
+         * The blocking door named {@code name} (for a refusal's message):
+         * {@code within(Task.fromCallable(body)).join()}.
+         */
+        <T> T call(String name, Callable<? extends T> body) {
+            Blocking.checkAllowed(AdmissionGate.this.getClass(), name);
             Objects.requireNonNull(body, "body");
             return within(Task.<T>fromCallable(body)).join();
         }
@@ -149,7 +154,10 @@ abstract class AdmissionGate implements WaitingPrimitive {
 
     /**
      * Closes the gate: every queued waiter completes on the cancelled channel, and every later
-     * acquisition completes cancelled without running its work. Admitted work is not interrupted: it
+     * acquisition completes cancelled without running its work. Joining such a task throws a
+     * {@link java.util.concurrent.CancellationException} whose message names the gate (its
+     * {@code toString()}) and says it is closed; its {@code Outcome} is
+     * {@link dev.coro.task.Outcome.Cancelled}, as for any cancellation. Admitted work is not interrupted: it
      * runs to its end and leaves the gate as usual. Idempotent; never throws.
      */
     public void close() {

@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.internal.AdmissionEngine;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.Durations;
 import dev.coro.internal.WaitNode;
 import dev.coro.internal.WaitOrder;
@@ -201,6 +202,7 @@ public final class BatchGate<I, O> {
             throw new IllegalArgumentException("linger must not be negative, got " + linger);
         }
         this.rule = new Rule<>(batch, maxBatchSize, Durations.toNanos(linger), maxConcurrentBatches, scheduler);
+        rule.describedAs("GATE", this); // dumped as waiting on this gate; a caller its close refuses names it
     }
 
     /**
@@ -238,14 +240,20 @@ public final class BatchGate<I, O> {
      *     taken, the batch completes cancelled, or the thread is interrupted while it waits
      * @throws RuntimeException the batch's error (a checked one wrapped in
      *     {@link java.util.concurrent.CompletionException})
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public O call(I item) {
+        Blocking.checkAllowed(BatchGate.class, "call");
         return submit(item).join();
     }
 
     /**
      * Closes the gate: every waiting item's caller completes on the cancelled channel (the item is
-     * never sent), and every later submission completes cancelled. Batches already formed run to
+     * never sent), and every later submission completes cancelled; joining such a caller's task
+     * throws a {@link java.util.concurrent.CancellationException} whose message names the gate and
+     * says it is closed. Batches already formed run to
      * their end and deliver their results. Idempotent; never throws.
      */
     public void close() {

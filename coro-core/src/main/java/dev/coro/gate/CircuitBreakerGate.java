@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.Durations;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.task.Outcome;
@@ -326,8 +327,12 @@ public final class CircuitBreakerGate {
      * @throws CallNotPermittedException if the gate refuses the call (the body does not run)
      * @throws java.util.concurrent.CancellationException if the gate is closed (the body does not
      *     run)
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T call(Callable<? extends T> body) {
+        Blocking.checkAllowed(CircuitBreakerGate.class, "call");
         Objects.requireNonNull(body, "body");
         return within(Task.<T>fromCallable(body)).join();
     }

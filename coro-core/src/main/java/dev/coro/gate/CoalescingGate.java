@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.cancel.CancellationToken;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.WaitNode;
 import dev.coro.internal.WaitQueue;
 import dev.coro.task.Completer;
@@ -260,8 +261,12 @@ public final class CoalescingGate<K, V> {
      *     callers)
      * @throws RuntimeException the execution's error (a checked one wrapped in
      *     {@link java.util.concurrent.CompletionException})
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public V call(K key, Callable<? extends V> body) {
+        Blocking.checkAllowed(CoalescingGate.class, "call");
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(body, "body");
         return within(key, Task.<V>fromCallable(body)).join();

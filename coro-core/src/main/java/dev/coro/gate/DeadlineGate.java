@@ -1,5 +1,6 @@
 package dev.coro.gate;
 
+import dev.coro.internal.Blocking;
 import dev.coro.internal.PermitLane;
 import dev.coro.internal.WaitOrder;
 import dev.coro.scheduler.Scheduler;
@@ -219,8 +220,12 @@ public final class DeadlineGate extends AdmissionGate {
      *     deadline passes first (the body does not run)
      * @throws java.util.concurrent.CancellationException if the gate is closed, or the thread is
      *     interrupted while it waits (the body does not run)
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T call(Duration timeout, Callable<? extends T> body) {
+        Blocking.checkAllowed(DeadlineGate.class, "call");
         Objects.requireNonNull(body, "body");
         return within(timeout, Task.<T>fromCallable(body)).join();
     }

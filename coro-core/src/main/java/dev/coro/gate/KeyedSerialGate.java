@@ -1,5 +1,6 @@
 package dev.coro.gate;
 
+import dev.coro.internal.Blocking;
 import dev.coro.internal.PermitLane;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
@@ -246,8 +247,12 @@ public final class KeyedSerialGate<K> {
      * @throws NullPointerException if {@code key} or {@code body} is null
      * @throws java.util.concurrent.CancellationException if the gate is closed, or the thread is
      *     interrupted while it waits (the body does not run)
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T call(K key, Callable<? extends T> body) {
+        Blocking.checkAllowed(KeyedSerialGate.class, "call");
         Objects.requireNonNull(body, "body");
         return within(key, Task.<T>fromCallable(body)).join();
     }

@@ -1,5 +1,6 @@
 package dev.coro.gate;
 
+import dev.coro.internal.Blocking;
 import dev.coro.internal.PermitLane;
 import dev.coro.task.Scope;
 import dev.coro.task.Task;
@@ -183,8 +184,12 @@ public final class LatestOnlyGate extends AdmissionGate {
      * @throws NullPointerException if {@code body} is null
      * @throws java.util.concurrent.CancellationException if a newer submission superseded this one,
      *     the gate is closed, or the thread is interrupted while it waits (the body does not run)
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T call(Callable<? extends T> body) {
+        Blocking.checkAllowed(LatestOnlyGate.class, "call");
         Objects.requireNonNull(body, "body");
         return within(Task.<T>fromCallable(body)).join();
     }

@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.internal.AdmissionEngine;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.WaitOrder;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
@@ -236,8 +237,12 @@ public final class PhaseGate extends AdmissionGate {
      *     body is admitted, or the thread is interrupted while it waits (the gate then breaks)
      * @throws java.util.concurrent.CompletionException wrapping a checked exception of the body
      *     (an unchecked one is rethrown as is); the gate breaks
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T arriveAndCall(Callable<? extends T> body) {
+        Blocking.checkAllowed(PhaseGate.class, "arriveAndCall");
         Objects.requireNonNull(body, "body");
         return arriveAndWait(Task.<T>fromCallable(body)).join();
     }

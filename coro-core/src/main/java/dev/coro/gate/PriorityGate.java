@@ -196,9 +196,12 @@ public final class PriorityGate extends AdmissionGate {
      * @throws NullPointerException if {@code body} is null
      * @throws java.util.concurrent.CancellationException if the gate is closed, or the thread is
      *     interrupted while it waits (the body does not run)
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T call(int priority, Callable<? extends T> body) {
-        return door(priority).call(body);
+        return door(priority).call("call", body);
     }
 
     /**

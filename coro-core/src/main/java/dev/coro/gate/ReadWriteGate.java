@@ -162,8 +162,7 @@ public final class ReadWriteGate extends AdmissionGate {
     /**
      * Blocks the calling thread until it is admitted as a reader (parking only the virtual thread on a
      * virtual thread), runs {@code body} on it, leaves the gate and returns the body's value:
-     * {@code withinRead(Task.fromCallable(body)).join()}. Do not call it from work running on a
-     * scheduler thread that the admitted work it waits for also needs (a single-thread loop).
+     * {@code withinRead(Task.fromCallable(body)).join()}.
      *
      * @param body the work to admit as a reader
      * @param <T> the value type
@@ -173,9 +172,12 @@ public final class ReadWriteGate extends AdmissionGate {
      *     interrupted while it waits (the body does not run)
      * @throws java.util.concurrent.CompletionException wrapping a checked exception of the body
      *     (an unchecked one is rethrown as is)
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T callRead(Callable<? extends T> body) {
-        return read.call(body);
+        return read.call("callRead", body);
     }
 
     // ---- write door ----
@@ -244,8 +246,7 @@ public final class ReadWriteGate extends AdmissionGate {
     /**
      * Blocks the calling thread until it is admitted as the writer (parking only the virtual thread
      * on a virtual thread), runs {@code body} on it alone, leaves the gate and returns the body's
-     * value: {@code withinWrite(Task.fromCallable(body)).join()}. Do not call it from work running on
-     * a scheduler thread that the admitted work it waits for also needs (a single-thread loop).
+     * value: {@code withinWrite(Task.fromCallable(body)).join()}.
      *
      * @param body the work to admit as the writer
      * @param <T> the value type
@@ -255,9 +256,12 @@ public final class ReadWriteGate extends AdmissionGate {
      *     interrupted while it waits (the body does not run)
      * @throws java.util.concurrent.CompletionException wrapping a checked exception of the body
      *     (an unchecked one is rethrown as is)
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T callWrite(Callable<? extends T> body) {
-        return write.call(body);
+        return write.call("callWrite", body);
     }
 
     // ---- monitoring ----

@@ -79,8 +79,7 @@ abstract class SingleDoorGate extends AdmissionGate {
     /**
      * Blocks the calling thread until it is admitted (parking only the virtual thread on a virtual
      * thread), runs {@code body} on it, leaves the gate and returns the body's value: the blocking
-     * door, {@code within(Task.fromCallable(body)).join()}. Do not call it from work running on a
-     * scheduler thread that the admitted work it waits for also needs (a single-thread loop).
+     * door, {@code within(Task.fromCallable(body)).join()}.
      *
      * @param body the work to admit
      * @param <T> the value type
@@ -90,8 +89,11 @@ abstract class SingleDoorGate extends AdmissionGate {
      *     interrupted while it waits (the body does not run)
      * @throws java.util.concurrent.CompletionException wrapping a checked exception of the body
      *     (an unchecked one is rethrown as is)
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread), where blocking could hang it: see {@code Task.join()};
+     *     nothing enters the gate then
      */
     public <T> T call(Callable<? extends T> body) {
-        return door.call(body);
+        return door.call("call", body);
     }
 }

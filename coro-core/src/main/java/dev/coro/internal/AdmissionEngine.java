@@ -151,7 +151,9 @@ public abstract class AdmissionEngine {
      *    Expiry is the owner's reject CAS against the same races, and departs like a cancellation. An
      *    admit that wins is an admission: the door then runs the work's exit on every path.
      *    A waiting door refused by CLOSED abandons its node (the task ends cancelled), after the rule's
-     *    arrivalRefused. A trying door whose admission succeeds but whose node was cancelled meanwhile
+     *    arrivalRefused. Every abandon that close causes (a refused arrival, the waiters closeNow
+     *    takes, a try refused while closing) passes closedReason (describedAs), so the task's
+     *    cancellation says which primitive is closed; breakRule's abandons stay plain. A trying door whose admission succeeds but whose node was cancelled meanwhile
      *    releases at once.
      *    A rule hook that throws (a bug: no shipped rule throws, but an assertion can) breaks the
      *    engine (breakRule): closed, every waiter ends cancelled, ownership kept for ever so that no
@@ -242,6 +244,11 @@ public abstract class AdmissionEngine {
     private volatile boolean closeRequested;
     /** Owner only: a waiter admitted by the rule whose admit CAS waits for the trampoline (part 8). */
     private WaitNode admitting;
+    /**
+     * Why a waiter refused by the close ends cancelled ({@link #describedAs}): its toString names the
+     * primitive and says it is closed; null: a plain cancellation. Set before sharing.
+     */
+    private Object closedReason;
     /** The primitive's class, as its waits are recorded ({@link #observedAs}); set before sharing. */
     private Class<?> primitive;
     /** The observers of waits ({@link #addObserver}), or null: copy on write. */
@@ -375,15 +382,26 @@ public abstract class AdmissionEngine {
     }
 
     /**
-     * Names the primitive this engine serves in the task dump ({@link WaitSubject}): its waiters
-     * are listed as waiting on {@code subject}. Call it once, while constructing the primitive,
-     * before the engine is shared.
+     * Names the primitive this engine serves: in the task dump ({@link WaitSubject}), its waiters
+     * are listed as waiting on {@code primitive}; and a waiter its close refuses (a queued one when
+     * it closes, a later arrival) ends cancelled with the reason {@code primitive + " is closed"}
+     * (built from the primitive's {@code toString()} only when a join or future asks for it), so that
+     * joining its task throws a {@code CancellationException} naming the primitive. Call it once,
+     * while constructing the primitive, before the engine is shared. Without it those waiters end
+     * plainly cancelled.
      *
-     * @param kind the wait kind's name ({@code GATE}, {@code MUTEX})
-     * @param subject the primitive
+     * @param kind the wait kind's name in the dump ({@code GATE}, {@code MUTEX})
+     * @param primitive the gate or other primitive
      */
-    public final void describedAs(String kind, Object subject) {
-        intake.describedAs(kind, subject);
+    public final void describedAs(String kind, Object primitive) {
+        Objects.requireNonNull(primitive, "primitive");
+        intake.describedAs(kind, primitive);
+        closedReason = new Object() {
+            @Override
+            public String toString() {
+                return primitive + " is closed";
+            }
+        };
     }
 
     // ---- the rule (part 10): owner only, unless said ----
@@ -617,7 +635,7 @@ public abstract class AdmissionEngine {
             return;
         }
         if (arrival == REFUSE) {
-            node.abandon();
+            node.abandon(closedReason);
             endedAtOnce(WaitObserver.CANCELLED);
             return;
         }
@@ -626,7 +644,7 @@ public abstract class AdmissionEngine {
         node.timing(timing);
         if (intake.push(node) != null) {
             arrivalRefused(tag);
-            node.abandon(); // refused: CLOSED
+            node.abandon(closedReason); // refused: CLOSED
             if (timing != null) {
                 waitEnded(node.takeTiming(), WaitObserver.CANCELLED);
             }
@@ -984,9 +1002,9 @@ public abstract class AdmissionEngine {
         Object taken = intake.exchange(CLOSED);
         for (WaitNode w; (w = order.first()) != null; ) {
             order.removeFirst();
-            w.abandon();
+            w.abandon(closedReason);
         }
-        WaitQueue.abandonAll(intake.drain(taken));
+        WaitQueue.abandonAll(intake.drain(taken), closedReason);
         if (expiry != null) {
             expiry.disarm();
         }
@@ -1230,7 +1248,7 @@ public abstract class AdmissionEngine {
             if (waits) {
                 enter(node, tag);
             } else if (!tryEnterNow(tag)) {
-                node.abandon(); // a refused try: not a wait, not reported
+                node.abandon(closeRequested ? closedReason : null); // a refused try: not a wait, not reported
             } else if (!node.admit(null)) {
                 release(ruleWeight(tag)); // cancelled meanwhile: give the admission back (part 7)
                 endedAtOnce(WaitObserver.CANCELLED);

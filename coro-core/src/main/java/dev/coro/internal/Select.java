@@ -150,6 +150,11 @@ public final class Select implements WaitNode.Departures {
         }
 
         @Override
+        public boolean abandon(Object reason) {
+            return select.claim(index) && select.waiter.abandon(reason);
+        }
+
+        @Override
         public boolean reject(Throwable error) {
             return select.claim(index) && select.waiter.reject(error);
         }

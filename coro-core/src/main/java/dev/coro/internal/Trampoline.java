@@ -109,6 +109,37 @@ public final class Trampoline {
         }
     }
 
+    /**
+     * Sets aside the drain active on this thread, if any, for a section that must run its work now
+     * rather than behind the active drain's current item: a blocking join called from work the drain
+     * runs (a join nested in a join), whose own loop would otherwise only queue its task behind the
+     * very item that waits for it, and hang. Until {@link #restore}, this thread has a fresh
+     * trampoline of its own; the section must leave it empty (every {@link #run} drains before it
+     * returns).
+     *
+     * @return the trampoline set aside, to pass to {@code restore}, or null if no drain was active
+     */
+    public static Trampoline setAside() {
+        Trampoline t = CURRENT.get();
+        if (!t.running) {
+            return null;
+        }
+        CURRENT.set(new Trampoline());
+        return t;
+    }
+
+    /**
+     * Gives back the drain {@link #setAside} set aside. Does nothing if {@code outer} is null.
+     *
+     * @param outer what {@code setAside} returned
+     */
+    public static void restore(Trampoline outer) {
+        if (outer != null) {
+            assert !CURRENT.get().running && CURRENT.get().queue.isEmpty() : "the section left work behind";
+            CURRENT.set(outer);
+        }
+    }
+
     private static void drainAfterFailure(Trampoline t) {
         Runnable next;
         while ((next = t.queue.pollFirst()) != null) {

@@ -113,6 +113,19 @@ public abstract class WaitNode extends SignalList.Node {
     public abstract boolean abandon();
 
     /**
+     * Settles the waiter on the cancelled channel as {@link #abandon()} does, saying why: a task's
+     * step keeps {@code reason}, whose {@code toString()} becomes the message of the
+     * {@code CancellationException} a join of the task throws (read only then). The channel is the
+     * same: the task is cancelled. By default the reason is dropped.
+     *
+     * @param reason why (a closed primitive's description), or null for a plain abandon
+     * @return whether this call settled the node
+     */
+    public boolean abandon(Object reason) {
+        return abandon();
+    }
+
+    /**
      * Settles the waiter on the error channel with {@code error} (an expired wait), resumes it, and
      * runs the departure hook.
      *

@@ -302,9 +302,19 @@ public final class WaitQueue extends SweptStack implements WaitNode.Departures, 
      * @param first the oldest waiter of the list, or null
      */
     public static void abandonAll(WaitNode first) {
+        abandonAll(first, null);
+    }
+
+    /**
+     * Abandons every waiter of a drained list, oldest first, saying why ({@link WaitNode#abandon(Object)}).
+     *
+     * @param first the oldest waiter of the list, or null
+     * @param reason why, or null
+     */
+    public static void abandonAll(WaitNode first, Object reason) {
         for (WaitNode w = first; w != null; ) {
             WaitNode next = next(w);
-            w.abandon();
+            w.abandon(reason);
             w = next;
         }
     }

@@ -1,6 +1,7 @@
 package dev.coro.io;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.CoroEvents;
 import dev.coro.internal.Durations;
 import dev.coro.scheduler.Scheduler;
@@ -72,7 +73,12 @@ import java.util.function.Consumer;
  *
  * <p><b>Thread.</b> A platform thread named {@code coro-loop-N} (or the name given), non-daemon like
  * the JDK's executors: close the loop to let the JVM exit. Its interrupt status is cleared before
- * every wait of the selector.
+ * every wait of the selector. The loop thread does not block: Coro's blocking doors
+ * ({@code Task.join()}, {@code Scope.joinBlocking()}, a gate's {@code call},
+ * {@code Event.awaitBlocking()}, a channel's {@code sendBlocking}, ...) called on it throw
+ * {@link IllegalStateException} at once, naming the loop, instead of stopping the only thread that
+ * runs the loop's I/O, timers and continuations. Compose with {@code then}/{@code flatMap}, or block
+ * on a virtual thread ({@code Task.onVirtualThread}) or a plain thread.
  *
  * <p><b>Thread-safety and memory effects.</b> All public methods may be called from any thread.
  * Actions of a thread before it submits a runnable or schedules a timer happen-before the runnable
@@ -595,6 +601,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     // ------------------------------------------------------------------ the loop
 
     private void run() {
+        Blocking.mark(this); // blocking doors refuse on the loop thread (Blocking): it runs what they would wait for
         try {
             while (runState == RUNNING) {
                 CoroEvents.LoopIteration event = CoroEvents.OFF ? null : new CoroEvents.LoopIteration(); // JFR

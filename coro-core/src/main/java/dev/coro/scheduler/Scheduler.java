@@ -1,6 +1,7 @@
 package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.internal.Blocking;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executor;
@@ -157,6 +158,48 @@ public interface Scheduler extends Executor {
      * @return {@code true} when called from this scheduler's own thread(s)
      */
     boolean isCurrent();
+
+    /**
+     * Marks the calling thread as one that runs {@code owner}'s work, on which Coro's blocking doors
+     * ({@code Task.join()}, {@code Scope.joinBlocking()}, a gate's {@code call},
+     * {@code Event.awaitBlocking()}, a channel's {@code sendBlocking}, ...) must not block: from now on
+     * they throw {@link IllegalStateException} on this thread, naming {@code owner}, until the mark is
+     * changed again. {@code null} removes the mark. Returns the previous mark, so that a scheduler that
+     * runs work on a borrowed thread for a while can restore it.
+     *
+     * <p>For authors of schedulers whose threads run the work their waiters would wait for: the
+     * workers of a {@link WorkStealingPool} and the thread of an {@code EventLoop} are marked for their
+     * life, and coro-test's {@code VirtualTimeScheduler} marks the test's thread inside its run methods
+     * (work queued there runs only when the test runs it, so a join inside would never end). Inline and
+     * executor-adapted schedulers ({@link #inline()}, {@link #from}) mark nothing: they run on threads
+     * they do not own. It is not a way around the rule: removing a Coro scheduler's mark from its own
+     * thread in order to block there brings back the hang the rule prevents.
+     *
+     * {@snippet :
+     * Scheduler previous = Scheduler.markNonBlocking(this);
+     * try {
+     *     runQueuedWork();                      // a join in here throws at once instead of hanging
+     * } finally {
+     *     Scheduler.markNonBlocking(previous);
+     * }
+     * }
+     *
+     * @param owner the scheduler whose work this thread runs, or null to remove the mark
+     * @return the previous mark, or null if there was none
+     */
+    static Scheduler markNonBlocking(Scheduler owner) {
+        return (Scheduler) Blocking.mark(owner);
+    }
+
+    /**
+     * Returns the scheduler that {@linkplain #markNonBlocking marked} the calling thread, on which
+     * Coro's blocking doors refuse to block, or null if they may block here.
+     *
+     * @return the scheduler whose work this thread runs, or null
+     */
+    static Scheduler nonBlockingOwner() {
+        return (Scheduler) Blocking.owner();
+    }
 
     /**
      * Returns the scheduler that runs work at once on the thread that submits it. Nested submissions

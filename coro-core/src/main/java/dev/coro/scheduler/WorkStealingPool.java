@@ -41,7 +41,12 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p><b>Threads.</b> Workers are non-daemon platform threads named {@code coro-pool-N-worker-M}
  * (or {@code PREFIX-worker-M}): non-daemon, like the JDK's executors, so that the JVM does not exit
- * while accepted work is still queued; {@link #close()} the pool to let it exit.
+ * while accepted work is still queued; {@link #close()} the pool to let it exit. Workers do not
+ * block: Coro's blocking doors ({@code Task.join()}, {@code Scope.joinBlocking()}, a gate's
+ * {@code call}, {@code Event.awaitBlocking()}, a channel's {@code sendBlocking}, ...) called on a
+ * worker throw {@link IllegalStateException} at once, naming the pool, instead of parking a thread
+ * the awaited work may need. Compose with {@code then}/{@code flatMap}, or block on a virtual thread
+ * ({@code Task.onVirtualThread}) or a plain thread.
  *
  * <p><b>Shutdown.</b> {@link #shutdown()} stops accepting work from outside the pool: from then on
  * {@link #execute} called from other threads, and {@link #schedule} called from any thread, throw

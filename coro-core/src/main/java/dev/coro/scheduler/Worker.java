@@ -1,5 +1,6 @@
 package dev.coro.scheduler;
 
+import dev.coro.internal.Blocking;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -55,6 +56,7 @@ final class Worker extends Thread {
 
     @Override
     public void run() {
+        Blocking.mark(pool); // blocking doors refuse on a worker (Blocking): it runs the work they would wait for
         try {
             runLoop();
         } finally {

@@ -1,5 +1,6 @@
 package dev.coro.sync;
 
+import dev.coro.internal.Blocking;
 import dev.coro.internal.PermitLane;
 import dev.coro.task.Task;
 import java.util.Objects;
@@ -177,8 +178,11 @@ public final class AsyncMutex implements WaitingPrimitive {
      *
      * @return the guard
      * @throws java.util.concurrent.CancellationException if the thread is interrupted while waiting
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool worker,
+     *     an event loop's thread): see {@link Task#join()}; the lock is then neither taken nor waited for
      */
     public Guard lockBlocking() {
+        Blocking.checkAllowed(AsyncMutex.class, "lockBlocking");
         return lockGuard().join();
     }
 

@@ -1,5 +1,6 @@
 package dev.coro.sync;
 
+import dev.coro.internal.Blocking;
 import dev.coro.internal.FastPath;
 import dev.coro.internal.WaitNode;
 import dev.coro.internal.WaitQueue;
@@ -184,8 +185,11 @@ public final class Event<T> {
      *
      * @return the value
      * @throws java.util.concurrent.CancellationException if the thread is interrupted while waiting
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool worker,
+     *     an event loop's thread): see {@link Task#join()}; nothing is queued then
      */
     public T awaitBlocking() {
+        Blocking.checkAllowed(Event.class, "awaitBlocking");
         return await.join();
     }
 

@@ -20,7 +20,7 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
      *      null        pending; the fiber has not yet decided to suspend (it is inside the body)
      *      SUSPENDED   pending; the fiber has suspended and waits to be resumed
      *      r           completed with the encoded result r (see Completion: raw value, NULL,
-     *                  Failed, CANCELLED); terminal
+     *                  Failed, CANCELLED, Cancelled); terminal
      *    The departure hook (WaitNode's): the onCancel action or the queue the step is in; run once
      *      when the step settles cancelled (cancel, abandon) or rejected.
      *    Whether the fiber linked the step on its token's list: the SignalList node's own state
@@ -86,7 +86,7 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
     }
 
     boolean settleEncoded(Object encoded) {
-        return settle(encoded, encoded == Completion.CANCELLED);
+        return settle(encoded, Completion.isCancelled(encoded));
     }
 
     /** Settles the step with {@code encoded}; {@code departs}: then runs the departure hook. */
@@ -138,6 +138,11 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
     @Override
     public boolean abandon() {
         return cancel();
+    }
+
+    @Override
+    public boolean abandon(Object reason) {
+        return reason == null ? cancel() : settle(new Completion.Cancelled(reason), true);
     }
 
     @Override

@@ -13,8 +13,10 @@ class Completion extends SignalList {
     /* Implementation overview.
      *
      * 1. Representation. Two words:
-     *      result   null (pending) or the encoded result: a raw value, NULL, a Failed box, or
-     *               CANCELLED (sentinels are private objects, so no user value collides);
+     *      result   null (pending) or the encoded result: a raw value, NULL, a Failed box,
+     *               CANCELLED, or a Cancelled box (the cancelled channel with a reason, such as a
+     *               closed gate's refusal; rare, so CANCELLED stays an identity compare on the
+     *               common paths); sentinels and boxes are private types, so no user value collides;
      *      the SignalList head (inherited): empty / waiter nodes / FIRED.
      *
      * 2. Transitions.
@@ -65,6 +67,35 @@ class Completion extends SignalList {
         }
     };
 
+    /**
+     * The encoding of the cancelled channel with a reason: who ended the wait and why (a closed
+     * gate). Everything that decodes {@link #CANCELLED} decodes it as the cancelled channel too
+     * ({@link #isCancelled}); a join's {@code CancellationException} says the reason.
+     */
+    static final class Cancelled {
+        /** Why; its {@code toString()} is the message, built only when someone asks. */
+        final Object reason;
+
+        Cancelled(Object reason) {
+            this.reason = reason;
+        }
+
+        @Override
+        public String toString() {
+            return "CANCELLED[" + reason + "]";
+        }
+    }
+
+    /** Whether {@code encoded} is the cancelled channel: {@link #CANCELLED} or a {@link Cancelled} box. */
+    static boolean isCancelled(Object encoded) {
+        return encoded == CANCELLED || encoded instanceof Cancelled;
+    }
+
+    /** The message of a join's {@code CancellationException} for a cancelled {@code encoded} result. */
+    static String cancelMessage(Object encoded) {
+        return encoded instanceof Cancelled c ? String.valueOf(c.reason) : "task was cancelled";
+    }
+
     /** The encoding of an error. */
     static final class Failed {
         final Throwable error;
@@ -90,7 +121,7 @@ class Completion extends SignalList {
 
     @SuppressWarnings("unchecked")
     static <T> Outcome<T> toOutcome(Object encoded) {
-        if (encoded == CANCELLED) {
+        if (isCancelled(encoded)) {
             return new Outcome.Cancelled<>();
         }
         if (encoded instanceof Failed f) {

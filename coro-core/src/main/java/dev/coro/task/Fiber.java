@@ -98,6 +98,9 @@ final class Fiber<T> extends Completion implements Runnable {
         } else if (encoded instanceof Failed f) {
             kind = ERROR;
             val = f.error;
+        } else if (encoded instanceof Cancelled) { // cancelled with a reason: val carries the box up
+            kind = CANCEL;
+            val = encoded;
         } else {
             kind = VALUE;
             val = decodeValue(encoded);
@@ -404,7 +407,7 @@ final class Fiber<T> extends Completion implements Runnable {
         setResultRelease(switch (k) {
             case VALUE -> encodeValue(v);
             case ERROR -> new Failed((Throwable) v);
-            default -> CANCELLED;
+            default -> v instanceof Cancelled ? v : CANCELLED; // a CANCEL carries null or its reason's box
         });
         if (listener != null) {
             try {

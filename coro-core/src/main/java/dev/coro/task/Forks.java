@@ -96,7 +96,7 @@ final class Forks {
         @Override
         public void fiberDone(Fiber<?> child) {
             Object r = child.result;
-            boolean decisive = mode == ANY ? r != Completion.CANCELLED : r instanceof Completion.Failed;
+            boolean decisive = mode == ANY ? !Completion.isCancelled(r) : r instanceof Completion.Failed;
             if (decisive && decided == null && DECIDED.compareAndSet(this, null, child)) {
                 source.cancel();
             }
@@ -125,8 +125,8 @@ final class Forks {
                     }
                     List<Object> values = new ArrayList<>(children.length);
                     for (Fiber<?> c : children) {
-                        if (c.result == Completion.CANCELLED) {
-                            parent.settleEncoded(Completion.CANCELLED);
+                        if (Completion.isCancelled(c.result)) {
+                            parent.settleEncoded(c.result);
                             return;
                         }
                         values.add(Completion.decodeValue(c.result));
@@ -136,7 +136,7 @@ final class Forks {
                 case ANY -> parent.settleEncoded(winner != null ? winner.result : Completion.CANCELLED);
                 default -> {
                     Object r = children[0].result;
-                    if (r == Completion.CANCELLED && expired) {
+                    if (Completion.isCancelled(r) && expired) {
                         parent.fail(new TimeoutException("timed out after " + timeout));
                     } else {
                         parent.settleEncoded(r);

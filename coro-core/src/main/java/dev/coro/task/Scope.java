@@ -2,6 +2,7 @@ package dev.coro.task;
 
 import dev.coro.cancel.CancellationSource;
 import dev.coro.cancel.CancellationToken;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.SignalList;
 import dev.coro.scheduler.Scheduler;
 import java.lang.invoke.MethodHandles;
@@ -251,8 +252,11 @@ public final class Scope implements AutoCloseable {
      * @throws java.util.concurrent.CancellationException if the scope was cancelled and no child failed
      * @throws RuntimeException the first child failure (checked ones wrapped in
      *     {@link java.util.concurrent.CompletionException})
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool worker,
+     *     an event loop's thread): see {@link Task#join()}
      */
     public void joinBlocking() {
+        Blocking.checkAllowed(Scope.class, "joinBlocking");
         join().join();
     }
 

@@ -4,6 +4,7 @@ import dev.coro.cancel.Cancellable;
 import dev.coro.cancel.CancellationSource;
 import dev.coro.cancel.CancellationToken;
 import dev.coro.cancel.Registration;
+import dev.coro.internal.Blocking;
 import dev.coro.scheduler.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -752,11 +753,26 @@ public abstract class Task<T> {
      * {@link CancellationException}. If the calling thread is interrupted, the task is cancelled, this
      * method still waits for it to settle (no work is left behind), and the interrupt status is kept.
      *
+     * <p><b>Where it may block.</b> On a plain thread, a virtual thread, or inside another join (the
+     * nested join runs its task at once on a loop of its own, and the outer join's pending work waits
+     * meanwhile, so the inner task must not wait for it), and on the threads of an executor adapted by
+     * {@link Scheduler#from} (the executor is yours: blocking it is your call). Not on a thread that
+     * runs a Coro scheduler's work, which the task may need: a {@link dev.coro.scheduler.WorkStealingPool}
+     * worker, an {@code EventLoop}'s thread, or a thread inside a run method of coro-test's
+     * {@code VirtualTimeScheduler} ({@link Scheduler#markNonBlocking}). There it throws
+     * {@link IllegalStateException} at once, naming the scheduler, and the task does not start:
+     * compose with {@link #then}/{@link #flatMap} instead, or move the blocking code to a virtual
+     * thread with {@link #onVirtualThread}. Every blocking door of Coro ({@code Scope.joinBlocking()},
+     * a gate's {@code call}, {@code Event.awaitBlocking()}, a channel's {@code sendBlocking}, ...)
+     * follows this rule.
+     *
      * @return the value
      * @throws CancellationException if the task ended cancelled
      * @throws CompletionException wrapping a checked error
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (see above)
      */
     public final T join() {
+        Blocking.checkAllowed(Task.class, "join");
         return ThreadLoop.join(this);
     }
 

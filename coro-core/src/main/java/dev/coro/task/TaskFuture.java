@@ -4,6 +4,7 @@ import dev.coro.cancel.CancellationSource;
 import dev.coro.internal.SignalList;
 import dev.coro.internal.Trampoline;
 import dev.coro.scheduler.Scheduler;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -44,6 +45,8 @@ final class TaskFuture<T> extends CompletableFuture<T> implements Fiber.Listener
         Object r = fiber.result;
         if (r == Completion.CANCELLED) {
             super.cancel(false);
+        } else if (r instanceof Completion.Cancelled) { // cancelled with a reason: isCancelled() still true
+            completeExceptionally(new CancellationException(Completion.cancelMessage(r)));
         } else if (r instanceof Completion.Failed f) {
             completeExceptionally(f.error);
         } else {

@@ -2,6 +2,7 @@ package dev.coro.task;
 
 import dev.coro.cancel.CancellationSource;
 import dev.coro.cancel.CancellationToken;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.Trampoline;
 import dev.coro.scheduler.Scheduler;
 import java.util.Objects;
@@ -148,11 +149,16 @@ public final class TaskHandle<T> {
      * throws {@link CancellationException} saying so, keeps the interrupt status, and the run goes on;
      * call {@link #cancel()} to end it. A run that has ended is reported even to an interrupted thread.
      *
+     * <p>Like {@link Task#join()}, it refuses to block a thread that runs a Coro scheduler's work.
+     *
      * @return the run's value
      * @throws CancellationException if the run ended cancelled, or the wait was abandoned
      * @throws CompletionException wrapping a checked error
+     * @throws IllegalStateException if the calling thread runs a Coro scheduler's work (a pool
+     *     worker, an event loop's thread): see {@link Task#join()}
      */
     public T join() {
+        Blocking.checkAllowed(TaskHandle.class, "join");
         Outcome<T> o;
         try {
             o = ThreadLoop.join(outcome);
@@ -160,11 +166,8 @@ public final class TaskHandle<T> {
             throw new CancellationException(
                     "the wait for the run was abandoned (interrupted or cancelled); the run goes on: " + this);
         }
-        return ThreadLoop.valueOrThrow(switch (o) {
-            case Outcome.Value<T> v -> Completion.encodeValue(v.value());
-            case Outcome.Failure<T> f -> new Completion.Failed(f.error());
-            case Outcome.Cancelled<T> c -> Completion.CANCELLED;
-        });
+        assert o != null && fiber.isCompleted() : "the outcome is known only once the run has ended";
+        return ThreadLoop.valueOrThrow(fiber.result); // the run's own encoding: a cancellation's reason too
     }
 
     /**

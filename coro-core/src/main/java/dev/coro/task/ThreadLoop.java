@@ -17,6 +17,12 @@ import java.util.concurrent.locks.LockSupport;
  * The scheduler of a blocking {@link Task#join()}: the joining thread itself. Work for the task is
  * queued here and run by the joining thread between parks; the task's completion unparks it.
  *
+ * <p>A join may be nested in another (called from work the outer join's loop runs, on the same
+ * thread): the inner join sets the outer loop's trampoline drain aside while it runs, so its task
+ * starts at once instead of queueing behind the very item that waits for it. The inner join blocks
+ * the outer loop meanwhile (its queued work waits), which is what blocking means; work of the outer
+ * task that the inner one waits for would hang it, as any cycle of waits does.
+ *
  * <p>Wake-ups cannot be lost: both a submission and the completion enqueue-or-mark first and unpark
  * second, and the owner re-checks both before every park (LockSupport's permit covers the window).
  */
@@ -32,9 +38,11 @@ final class ThreadLoop implements Scheduler {
                 : CancellationSource.linkedTo(base.token());
         Context ctx = (base == null ? Context.of(loop) : base.withScheduler(loop)).withToken(source.token());
         Fiber<T> fiber = new Fiber<>(task, ctx, null);
+        Trampoline outer = Trampoline.setAside(); // a join nested in work a drain runs: run ours now
         try {
             loop.runUntilDone(fiber, source);
         } finally {
+            Trampoline.restore(outer);
             source.close();
         }
         return valueOrThrow(fiber.result);
@@ -73,8 +81,8 @@ final class ThreadLoop implements Scheduler {
 
     @SuppressWarnings("unchecked")
     static <T> T valueOrThrow(Object encoded) {
-        if (encoded == Completion.CANCELLED) {
-            throw new CancellationException("task was cancelled");
+        if (Completion.isCancelled(encoded)) {
+            throw new CancellationException(Completion.cancelMessage(encoded)); // a reason, if it has one
         }
         if (encoded instanceof Completion.Failed f) {
             Throwable e = f.error;

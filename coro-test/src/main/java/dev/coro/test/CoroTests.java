@@ -19,7 +19,10 @@ import java.util.function.Function;
  *
  * <p>Everything runs on the calling thread. Code under test must take its time and timers from the
  * scheduler it is given (a task's own waits do: {@code Task.delay} and the gates use the scheduler
- * the task runs on, or the one passed to them).
+ * the task runs on, or the one passed to them). It must not block that thread: a blocking door of
+ * Coro ({@code Task.join()}, a gate's {@code call}, ...) called by the task fails at once with
+ * {@link IllegalStateException} naming the scheduler (see {@link VirtualTimeScheduler}), which
+ * {@code runTest} throws as the task's failure, instead of hanging the test.
  *
  * {@snippet :
  * int value = CoroTests.runTest(Task.delay(Duration.ofHours(1)).then(Task.value(42))); // at once

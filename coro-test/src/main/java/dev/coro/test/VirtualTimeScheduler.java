@@ -39,6 +39,14 @@ import java.util.concurrent.TimeUnit;
  * not be called concurrently, nor from inside a task they run: that gets
  * {@link IllegalStateException}. {@link #isCurrent()} is true only on the thread inside a run method.
  *
+ * <p><b>No blocking inside.</b> Work queued here runs only inside the test's run calls, so a task
+ * that blocks the test's thread waiting for other work of this scheduler would wait for ever. The
+ * run methods therefore {@linkplain Scheduler#markNonBlocking mark} the test's thread while they
+ * run: a blocking door of Coro ({@code Task.join()}, {@code Scope.joinBlocking()}, a gate's
+ * {@code call}, ...) called by a task they run throws {@link IllegalStateException} naming this
+ * scheduler, which the run method then rethrows as the task's failure (or the task's own handling
+ * reports it). Compose with {@code then}/{@code flatMap} instead.
+ *
  * <p><b>Shutdown</b> follows the rule of {@link Scheduler} (the one the work-stealing pool and the
  * event loop follow): after {@link #shutdown()}, {@code execute} and {@code schedule} throw
  * {@link RejectedExecutionException} (from every thread); work already queued still runs when the
@@ -501,6 +509,7 @@ public final class VirtualTimeScheduler implements Scheduler {
     private static final class Run {
         int count;
         Throwable failure;
+        Scheduler previousMark; // the runner thread's non-blocking mark before the run call
 
         void fail(Throwable t) {
             if (failure == null) {
@@ -523,10 +532,13 @@ public final class VirtualTimeScheduler implements Scheduler {
             }
             runner = me;
         }
-        return new Run();
+        Run run = new Run();
+        run.previousMark = Scheduler.markNonBlocking(this); // a join in a task run here would never end
+        return run;
     }
 
     private void exit(Run run) {
+        Scheduler.markNonBlocking(run.previousMark);
         synchronized (lock) {
             runner = null;
         }
