@@ -8,8 +8,8 @@ package dev.coro.internal;
  * iterator, ...) calls {@link #checkAllowed} before it waits, which refuses at once on a marked thread
  * instead of hanging it.
  *
- * <p>Marked: the workers of a {@code WorkStealingPool} and the thread of an {@code EventLoop} (for
- * their whole life), and the thread inside a run method of coro-test's {@code VirtualTimeScheduler}
+ * <p>Marked: the workers of a {@code WorkStealingPool}, the thread of an {@code EventLoop} and the
+ * shared timer thread that runs the inline scheduler's timers (for their whole life), and the thread inside a run method of coro-test's {@code VirtualTimeScheduler}
  * (for the length of the call). Not marked: plain and virtual threads, the thread of a join (whose own
  * loop is private to that join, so a join nested in it waits on a loop of its own), and the threads
  * of an executor adapted by {@code Scheduler.from} (the executor is the user's; Coro cannot tell

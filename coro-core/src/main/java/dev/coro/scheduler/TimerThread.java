@@ -1,6 +1,7 @@
 package dev.coro.scheduler;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.internal.Blocking;
 import dev.coro.internal.CoroEvents;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -38,7 +39,13 @@ final class TimerThread {
 
     private static ScheduledThreadPoolExecutor createExecutor() {
         ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(null, r, "coro-timer", 0, false);
+            // the inline scheduler's timers run their work here: a blocking door on it would stall
+            // every timer in the process, the ones its own wait may need included (Blocking)
+            Runnable marked = () -> {
+                Blocking.mark(Scheduler.inline());
+                r.run();
+            };
+            Thread t = new Thread(null, marked, "coro-timer", 0, false);
             t.setDaemon(true);
             return t;
         });

@@ -276,6 +276,17 @@ class NonBlockingThreadTest {
     }
 
     @Test
+    void theSharedTimerThreadRefusesAJoinThatWouldStallEveryTimer() {
+        // on the inline scheduler, the work after a delay runs on the shared timer thread
+        Task<Integer> joinsAfterADelay = Task.delay(1, java.util.concurrent.TimeUnit.MILLISECONDS)
+                .then(Task.fromCallable(() -> Task.delay(1, java.util.concurrent.TimeUnit.MILLISECONDS)
+                        .then(Task.value(1)).join()));
+        IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> joinsAfterADelay.startOn(Scheduler.inline()).join());
+        assertTrue(e.getMessage().contains("coro-timer"), e.getMessage());
+    }
+
+    @Test
     void anExecutorsThreadsMayBlock() throws Exception {
         ExecutorService executor = Executors.newFixedThreadPool(1);
         try {
