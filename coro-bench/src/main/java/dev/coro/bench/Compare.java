@@ -105,6 +105,8 @@ public final class Compare {
     static final List<Workload> WORKLOADS = List.of(
             new Workload(SpawnJoin.class, "spawn-join", List.of("tasks"), "task",
                     List.of("coro", "fjp", "virtualThreads", "kotlinx", "reactor")),
+            new Workload(SpawnCollect.class, "spawn-collect", List.of("tasks"), "task",
+                    List.of("coro", "coroJoin", "coroJoinIntoArray", "fjp")),
             new Workload(PingPong.class, "ping-pong", List.of("rounds"), "round trip",
                     List.of("coro", "kotlinx", "virtualThreads")),
             new Workload(TaskOverhead.class, "task-overhead", List.of(), "op",

@@ -93,8 +93,7 @@ final class FlowSubscription<T> implements Flow.Subscription {
      * onError here (rule 1.9: onSubscribe always comes first).
      */
     void start() {
-        Task<Void> child = scope.spawn(run());
-        scope.close();
+        Task<Void> child = scope.spawn(run()); // the scope's only child (close() would wait for it)
         if (!started) { // not yet run (queued on the scheduler), or refused: find out when it ends
             child.transform(o -> {
                 if (!started && o instanceof Outcome.Failure<Void> f

@@ -3,6 +3,7 @@ package dev.coro.task;
 import dev.coro.internal.SignalList;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.function.Consumer;
 
 /**
  * A result cell that completes once, with any number of waiters: the seed-000 handshake between the
@@ -26,6 +27,8 @@ class Completion extends SignalList {
      *        the add is refused (FIRED), read result and answer at once; else wait for onFire.
      *        awaitOutcomeTask is the same wait; it answers with the result as an Outcome value
      *        (so only the wait's own cancellation ends it on the cancelled channel).
+     *      A combinator handed such a wait (Forks, for whenAll/whenAny/timeout over handles) does
+     *        the same with a node of its own, without a fiber: add; if refused, read result.
      *
      * 3. Linearization points. Completion: the write of result (the CAS, or the fiber's release
      *    store). A wait that reads result == null linearizes at that read (before the
@@ -170,24 +173,59 @@ class Completion extends SignalList {
     }
 
     private <R> Task<R> await(boolean asOutcome) {
-        return new Nodes.Async<R>(completer -> {
-            Object done = RESULT.getAcquire(this);
+        return awaitWith(new Await<>(this, asOutcome));
+    }
+
+    /** The wait that {@code body} describes, as a task (cancelled by the waiting task's token). */
+    static <R> Task<R> awaitWith(Await<R> body) {
+        return new Nodes.Async<>(body, true);
+    }
+
+    /**
+     * The body of a wait on a cell: a named class, so that a combinator handed the wait can register
+     * on {@link #source} directly instead of running the wait as a fiber of its own (Forks does, for
+     * spawn and run handles in whenAll, whenAny and timeout).
+     */
+    static class Await<R> implements Consumer<Completer<R>> {
+        /** The cell waited for. */
+        final Completion source;
+        /** Whether the wait answers with the cell's Outcome as a value. */
+        final boolean asOutcome;
+
+        Await(Completion source, boolean asOutcome) {
+            this.source = source;
+            this.asOutcome = asOutcome;
+        }
+
+        /** Told when a wait on the cell starts, before it registers (not when its token was cancelled already). */
+        void starting() {}
+
+        /** What a waiter gets for the cell's encoded result: the same, or the outcome as a value. */
+        final Object answer(Object encoded) {
+            return Completion.answer(encoded, asOutcome);
+        }
+
+        @Override
+        public final void accept(Completer<R> completer) {
+            starting();
+            Completion cell = source;
+            Object done = RESULT.getAcquire(cell);
             if (done != null) { // completed (perhaps not yet fired): answer at once, never wait
-                AsyncStep.of(completer).settleEncoded(answer(done, asOutcome));
+                AsyncStep.of(completer).settleEncoded(answer(done));
                 return;
             }
-            AwaitNode node = new AwaitNode(this, AsyncStep.of(completer), asOutcome);
-            if (add(node)) {
+            AwaitNode node = new AwaitNode(cell, AsyncStep.of(completer), asOutcome);
+            if (cell.add(node)) {
                 completer.onCancel(node); // unregisters; also tells the task dump what the wait joins
             } else {
-                AsyncStep.of(completer).settleEncoded(answer(result, asOutcome));
+                AsyncStep.of(completer).settleEncoded(answer(cell.result));
             }
-        }, true);
+        }
     }
 
     /** What a waiter gets for the cell's encoded result: the same, or the outcome as a value. */
-    private static Object answer(Object encoded, boolean asOutcome) {
-        return asOutcome ? toOutcome(encoded) : encoded;
+    static Object answer(Object encoded, boolean asOutcome) {
+        return asOutcome ? encodeValue(toOutcome(encoded)) : encoded;
     }
 
     /** One waiter's registration; also its cancellation action (it removes itself). */

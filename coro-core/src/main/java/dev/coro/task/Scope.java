@@ -18,30 +18,50 @@ import java.util.function.Function;
  * scheduler (so it runs inline only on {@link Scheduler#inline()}), with the scope's context: the
  * scheduler, the scope's cancellation token, and the values of the context the scope was made from.
  * It returns a handle task that waits for that child's outcome (start the handle any number of
- * times; it never re-runs the child).
+ * times; it never re-runs the child). {@link Task#whenAll(java.util.List)} over handles waits on them
+ * without a fiber per handle: collecting the values of many children costs little more than a join.
  *
- * <p><b>Failure policy.</b> The first child to fail cancels the scope, so its siblings are cancelled at
- * their next wait; {@link #join()} then ends with that first failure, later failures added to it as
- * suppressed. Cancelled children are not failures. If no child failed and the scope was cancelled,
- * join ends on the cancelled channel; otherwise with a null value.
+ * <p><b>Failure policy.</b> A scope made by {@link #on}, {@link #childOf} or {@link #scoped} fails
+ * fast: the first child to fail cancels the scope, so its siblings are cancelled at their next wait;
+ * {@link #join()} then ends with that first failure, later failures added to it as suppressed.
+ * Cancelled children are not failures. If no child failed and the scope was cancelled, join ends on
+ * the cancelled channel; otherwise with a null value.
  *
- * <p><b>Close.</b> {@link #close()} refuses new spawns ({@link IllegalStateException}); spawned children
- * go on, and join still waits for them. Close does not block and does not join: join explicitly, or
- * use {@link #scoped}, which joins on every path.
+ * <p><b>Supervisor scopes.</b> A scope made by {@link #supervisorOn} or {@link #supervised} lets
+ * children fail alone: a failure cancels neither the scope nor the siblings, and join ignores it
+ * (join ends cancelled if the scope was cancelled, else with a null value). A child's failure is
+ * seen through its handle. A failure whose handle nobody waited on (a wait started on it, by
+ * {@link Task#join()}, by composition or by {@code whenAll}, at any time before close) is not
+ * lost: {@link #close()} (and the end of {@link #supervised}) hands it to the closing thread's
+ * uncaught-exception handler. Until then the scope keeps such failures, so a long-lived supervisor
+ * whose children may fail unwatched should handle failures inside the child
+ * ({@link Task#recover}, {@link Task#outcome}). Cancelling the scope, explicitly, through its
+ * parent, or by closing it with children left, still cancels every child.
+ *
+ * <p><b>Close.</b> {@link #close()} ends the scope's lifetime, so that a try-with-resources block
+ * never leaves children running: it refuses new spawns ({@link IllegalStateException}), and if
+ * children are still running it cancels the scope and blocks until every child has ended (it goes
+ * on waiting if the thread is interrupted, and keeps the interrupt status). It never throws a
+ * child's failure: join for that (join first, to let children finish instead of cancelling them).
+ * Close is idempotent. Called from inside one of the scope's own children (seen from a body started
+ * by {@link Task#onVirtualThread}, or anything started under it), where it would wait for itself,
+ * it throws {@link IllegalStateException} and changes nothing; from a fiber running on a thread the
+ * scope's children need (for example {@link Scheduler#inline()}), it would never return: close from
+ * outside, or use {@link #scoped}, whose task form closes and joins on every path without blocking.
  *
  * <p><b>Thread-safety.</b> All methods are thread-safe; spawn and child completion are lock-free (one
  * CAS each, retried under contention). A spawn either precedes close (and every join started after
  * close returns waits for its child) or throws. Actions of a child happen-before a join that observes
- * its completion.
+ * its completion, and the return of a close that waited for it.
  *
  * {@snippet :
- * try (WorkStealingPool pool = WorkStealingPool.create(4)) {
- *     Scope scope = Scope.on(pool);
+ * try (WorkStealingPool pool = WorkStealingPool.create(4);
+ *      Scope scope = Scope.on(pool)) {
  *     for (int i = 0; i < 4; i++) {
  *         int id = i;
  *         scope.spawn(Task.fromRunnable(() -> System.out.println("child " + id)));
  *     }
- *     scope.joinBlocking();   // all four have run
+ *     scope.joinBlocking();   // all four have run; close then finds nothing left to cancel
  * }
  * }
  */
@@ -50,37 +70,54 @@ public final class Scope implements AutoCloseable {
      *
      * 1. Representation. state (volatile long):
      *      bits 0..30   count: children spawned and not yet ended (at most 2^31 - 1)
-     *      bit 31       CLOSED: set once by close(); spawn refuses from then on
+     *      bit 31       CLOSED: set once by refuseSpawns() (close's first step); spawn refuses from then on
      *      bits 32..63  epoch: the number of times the count has come down to zero
      *    joiners (volatile SignalList): the joiners waiting for the current epoch to end; replaced
      *    (CAS) by the child whose completion ends the epoch, which then fires the old list.
-     *    failure (volatile Throwable): the first failure, set once by CAS.
+     *    failure (volatile Throwable): the first failure, set once by CAS (fail-fast scopes only).
+     *    unobserved (final SignalList, supervisors only; null otherwise): the failed children whose
+     *    handle nobody has waited on; fired once, by close, which reports each node it fires.
+     *    Supervised.watch (volatile int, one per supervised child): RUNNING, OBSERVED (a wait on its
+     *    handle started), FAILED (ended failed, unobserved, and linked in unobserved).
      *
      * 2. Transitions.
      *    spawn:    count + 1 if not CLOSED (else throw)         CAS loop      spawner
-     *    close:    CLOSED set                                   getAndBitwiseOr  closer
+     *    refuseSpawns: CLOSED set                               getAndBitwiseOr  closer
      *    childEnd: count - 1, and epoch + 1 if count reaches 0  CAS loop      child's last thread
      *              then joiners L -> new list, fire L            CAS, fire     same
      *    join:     count == 0: done at once; else register on joiners for epoch e, then re-check;
      *              a joiner woken while the epoch is still e (a spurious wake from an older list)
      *              registers again.
+     *    close:    refuseSpawns; if the count it saw was not 0: cancel the token, then a blocking
+     *              join (masked, so nothing but the count reaching 0 ends it); then fire unobserved
+     *              (supervisors) and unlink the token from the parent's.
+     *    Supervised child (before its childEnd): RUNNING -> OBSERVED when a wait on its handle
+     *              starts (CAS); on ending failed: add to unobserved, then RUNNING -> FAILED (CAS), or,
+     *              if the CAS finds OBSERVED, remove itself again. A wait that finds FAILED moves it
+     *              FAILED -> OBSERVED (CAS) and removes the node. So a node is linked only while
+     *              FAILED, and is added before it is FAILED: the remover always finds it.
      *
      * 3. Linearization points. spawn: its successful CAS, or (when it throws) its read of CLOSED.
-     *    close: its getAndBitwiseOr. join: the read of state that sees count 0, or the CAS that
+     *    refuseSpawns (and so close's refusal): its getAndBitwiseOr. close returns after a join that
+     *    saw count 0 after that point. join: the read of state that sees count 0, or the CAS that
      *    advances the epoch past the joiner's epoch. Keeping CLOSED in the state word is what
      *    orders spawn against close: with a separate flag, a spawn could read "open", then count
-     *    its child up after close() returned and after a join had seen count 0 and completed
+     *    its child up after close had refused and after a join had seen count 0 and completed
      *    (found by ScopeLincheckTest, spawnRacingCloseIsCountedBeforeCloseReturns).
      *
      * 4. Invariants. I1: a joiner completes only after observing count == 0 or an epoch later than
      *    the one it read, so it never completes while a task spawned before it is still running.
      *    I2: every replaced joiner list is fired by the thread that replaced it (no joiner is lost).
      *    I3: once CLOSED is set the count never rises (spawn's CAS fails against it).
+     *    I4: a supervised child that failed unobserved is linked in unobserved before its childEnd,
+     *    so the close that saw the count reach 0 fires (reports) it; none is reported twice (the
+     *    fire/remove CAS of SignalList decides).
      *
      * 5. Memory ordering: all volatile. A child's actions precede its decrement (release), which
      *    precedes the joiner's observation of the new epoch (acquire).
      *
-     * 6. Progress: lock-free (CAS loops retry only when another thread made progress).
+     * 6. Progress: lock-free (CAS loops retry only when another thread made progress), except close,
+     *    which blocks by design while children run.
      *
      * 7. Cancellation: a cancelled join removes its node from the joiner list; the scope is not
      *    affected. Cancelling the scope cancels its token; children end at their next wait.
@@ -93,34 +130,72 @@ public final class Scope implements AutoCloseable {
 
     /** The bits of the state word that hold the count of live children. */
     private static final long COUNT_MASK = 0x7FFF_FFFFL;
-    /** The state bit set by close(): spawns are refused. */
+    /** The state bit set by refuseSpawns(): spawns are refused. */
     private static final long CLOSED = 1L << 31;
     /** One epoch, in the state word's high half. */
     private static final long EPOCH = 1L << 32;
+    /** The scope a context's task runs in as a child, if any: how close() sees that it is called from one. */
+    private static final Context.Key<Scope> CHILD_OF = Context.Key.named("coro.scope");
 
     private final Context context;
     private final CancellationSource source;
+    /** The nearest scope (made by on, supervisorOn or childOf) the creating context is a child of, or null. */
+    private final Scope enclosing;
+    /** Supervisors: the failed children nobody has observed (see part 1); null for fail-fast scopes. */
+    private final SignalList unobserved;
     private final Fiber.Listener childListener = this::childDone;
     private volatile long state;
     private volatile SignalList joiners = new SignalList();
     private volatile Throwable failure;
 
-    private Scope(Context parent) {
+    /**
+     * Makes a scope under {@code parent}'s token and values.
+     *
+     * @param marked whether children's contexts name this scope (CHILD_OF), so that close() can see
+     *     a call from inside one; false for the task forms, which never close blockingly (and so add
+     *     no context entry per nesting level)
+     */
+    private Scope(Context parent, boolean supervisor, boolean marked) {
         this.source = parent.token().canBeCancelled()
                 ? CancellationSource.linkedTo(parent.token()) : new CancellationSource();
-        this.context = parent.withToken(source.token());
+        this.enclosing = parent.get(CHILD_OF);
+        Context ctx = parent.withToken(source.token());
+        this.context = marked ? ctx.with(CHILD_OF, this) : ctx;
+        this.unobserved = supervisor ? new SignalList() : null;
     }
 
     /**
      * Creates a root scope whose children run on {@code scheduler}, with no context values, cancelled
-     * only through {@link #cancel()} or a failing child.
+     * only through {@link #cancel()}, {@link #close()} or a failing child.
      *
      * @param scheduler where children run
      * @return a new open scope
      * @throws NullPointerException if {@code scheduler} is null
      */
     public static Scope on(Scheduler scheduler) {
-        return new Scope(Context.of(Objects.requireNonNull(scheduler, "scheduler")));
+        return new Scope(Context.of(Objects.requireNonNull(scheduler, "scheduler")), false, true);
+    }
+
+    /**
+     * Creates a root supervisor scope whose children run on {@code scheduler}, with no context values:
+     * a child's failure cancels neither the scope nor its siblings (see the class comment); the scope
+     * is cancelled only through {@link #cancel()} or {@link #close()}.
+     *
+     * {@snippet :
+     * try (Scope jobs = Scope.supervisorOn(pool)) {
+     *     Task<String> a = jobs.spawn(fetch("a"));
+     *     Task<String> b = jobs.spawn(fetch("b"));   // goes on if a fails
+     *     Outcome<String> first = a.outcome().join();
+     *     Outcome<String> second = b.outcome().join();
+     * }
+     * }
+     *
+     * @param scheduler where children run
+     * @return a new open supervisor scope
+     * @throws NullPointerException if {@code scheduler} is null
+     */
+    public static Scope supervisorOn(Scheduler scheduler) {
+        return new Scope(Context.of(Objects.requireNonNull(scheduler, "scheduler")), true, true);
     }
 
     /**
@@ -132,14 +207,16 @@ public final class Scope implements AutoCloseable {
      * @throws NullPointerException if {@code parent} is null
      */
     public static Scope childOf(Context parent) {
-        return new Scope(Objects.requireNonNull(parent, "parent"));
+        return new Scope(Objects.requireNonNull(parent, "parent"), false, true);
     }
 
     /**
      * Returns a task that opens a scope in the running task's context, runs {@code body} with it (under
      * the scope's token, so a failing child cancels the body too), then closes and joins the scope on
-     * every path. It ends with the body's error if the body failed (children's failures suppressed),
-     * else with the first child failure, else as the body ended. Children never outlive it.
+     * every path, without blocking a thread. It ends with the body's error if the body failed
+     * (children's failures suppressed), else with the first child failure, else as the body ended.
+     * Children never outlive it. If the body ends other than with a value, the children still running
+     * are cancelled.
      *
      * {@snippet :
      * Task<Integer> sum = Scope.scoped(scope -> {
@@ -155,9 +232,35 @@ public final class Scope implements AutoCloseable {
      * @throws NullPointerException if {@code body} is null
      */
     public static <T> Task<T> scoped(Function<? super Scope, ? extends Task<? extends T>> body) {
-        Objects.requireNonNull(body, "body");
+        return open(Objects.requireNonNull(body, "body"), false);
+    }
+
+    /**
+     * Returns a task that opens a supervisor scope in the running task's context (kotlinx's {@code
+     * supervisorScope}), runs {@code body} with it, then closes and joins the scope on every path,
+     * without blocking a thread. A failing child cancels neither the body nor its siblings; its failure
+     * is seen through its handle, and one whose handle nobody waited on is reported to the
+     * uncaught-exception handler of the thread that ends the task. The task ends as the body ended
+     * (once every child has ended); if the body ends other than with a value, or the task is
+     * cancelled, the children still running are cancelled.
+     *
+     * {@snippet :
+     * Task<List<Outcome<String>>> pages = Scope.supervised(scope -> Task.whenAll(
+     *         urls.stream().map(url -> scope.spawn(fetch(url)).outcome()).toList()));
+     * }
+     *
+     * @param body uses the scope
+     * @param <T> the value type
+     * @return the task
+     * @throws NullPointerException if {@code body} is null
+     */
+    public static <T> Task<T> supervised(Function<? super Scope, ? extends Task<? extends T>> body) {
+        return open(Objects.requireNonNull(body, "body"), true);
+    }
+
+    private static <T> Task<T> open(Function<? super Scope, ? extends Task<? extends T>> body, boolean supervisor) {
         return Task.context().flatMap(ctx -> {
-            Scope scope = new Scope(ctx);
+            Scope scope = new Scope(ctx, supervisor, false);
             Task<? extends T> main = Task.defer(() -> body.apply(scope));
             Task<T> joined = new Nodes.WithContext<>(scope.join(), c -> c.withToken(CancellationToken.NONE))
                     .transform(ignored -> Task.<T>value(null));
@@ -166,7 +269,7 @@ public final class Scope implements AutoCloseable {
                         if (!(o instanceof Outcome.Value<T>)) {
                             scope.cancel();
                         }
-                        scope.close();
+                        scope.refuseSpawns();
                         return joined.transform(ignored -> scope.combine(o));
                     });
         });
@@ -175,6 +278,9 @@ public final class Scope implements AutoCloseable {
     private <T> Task<T> combine(Outcome<T> body) {
         Throwable childFailure = failure;
         source.close();
+        if (unobserved != null) {
+            unobserved.fire(); // every child has ended: report the failures nobody observed
+        }
         return switch (body) {
             case Outcome.Failure<T> f -> {
                 if (childFailure != null && childFailure != f.error()) {
@@ -189,7 +295,9 @@ public final class Scope implements AutoCloseable {
 
     /**
      * Starts {@code task} in this scope now (submitted to the scope's scheduler) and returns a task
-     * that waits for its outcome. Cancelling a wait on the handle does not cancel the child.
+     * that waits for its outcome. Cancelling a wait on the handle does not cancel the child. In a
+     * supervisor scope, a wait started on the handle (at any time before close) is what makes the
+     * child's failure observed, so that close does not report it.
      *
      * @param task the task to run
      * @param <T> the value type
@@ -206,13 +314,20 @@ public final class Scope implements AutoCloseable {
                 throw new IllegalStateException("scope is closed: no new spawns");
             }
         } while (!STATE.compareAndSet(this, s, s + 1));
-        Fiber<T> child = new Fiber<>(task, context, childListener);
+        if (unobserved == null) {
+            Fiber<T> child = new Fiber<>(task, context, childListener);
+            child.dispatch();
+            return child.awaitTask();
+        }
+        Supervised<T> supervised = new Supervised<>();
+        Fiber<T> child = new Fiber<>(task, context, supervised);
+        supervised.fiber = child;
         child.dispatch();
-        return child.awaitTask();
+        return Completion.awaitWith(supervised.new Handle(child));
     }
 
     private void childDone(Fiber<?> child) {
-        if (child.result instanceof Completion.Failed f) {
+        if (unobserved == null && child.result instanceof Completion.Failed f) {
             Throwable first = failure;
             if (first == null && FAILURE.compareAndSet(this, null, f.error)) {
                 source.cancel();
@@ -237,8 +352,9 @@ public final class Scope implements AutoCloseable {
 
     /**
      * Returns a task that completes once every task spawned so far has ended (if none is running, at
-     * once): with the first failure (others suppressed), else cancelled if the scope was cancelled,
-     * else a null value. Cancelling the join task leaves the scope and its children alone.
+     * once): in a fail-fast scope with the first failure (others suppressed), else cancelled if the
+     * scope was cancelled, else a null value; in a supervisor scope, cancelled if the scope was
+     * cancelled, else a null value. Cancelling the join task leaves the scope and its children alone.
      *
      * @return the joining task
      */
@@ -266,7 +382,8 @@ public final class Scope implements AutoCloseable {
     }
 
     /**
-     * Returns whether the scope has been cancelled (explicitly, by a failing child, or by its parent).
+     * Returns whether the scope has been cancelled (explicitly, by a failing child of a fail-fast
+     * scope, by its parent, or by a close that found children running).
      *
      * @return whether cancelled
      */
@@ -283,19 +400,78 @@ public final class Scope implements AutoCloseable {
         return (int) (state & COUNT_MASK);
     }
 
-    /** Refuses further spawns. Does not wait and does not cancel; idempotent. */
+    /**
+     * Ends the scope's lifetime: refuses further spawns, and if children are still running, cancels
+     * the scope and blocks until every one of them has ended; then, in a supervisor scope, reports the
+     * failures whose handle nobody waited on to this thread's uncaught-exception handler. It never
+     * throws a child's failure (join for that, before closing). If the thread is interrupted while it
+     * waits, it goes on waiting and returns with the interrupt status set. Idempotent: a later call
+     * finds nothing running and returns at once.
+     *
+     * {@snippet :
+     * try (Scope scope = Scope.on(pool)) {
+     *     scope.spawn(poll);        // runs until cancelled
+     *     work.join();              // if this throws, close cancels poll and waits for it
+     * }                             // either way, poll has ended here
+     * }
+     *
+     * @throws IllegalStateException if called from inside one of this scope's children (which it
+     *     would wait for forever), as seen from a body started by {@link Task#onVirtualThread}; the
+     *     scope is then left unchanged
+     */
     @Override
     public void close() {
-        STATE.getAndBitwiseOr(this, CLOSED);
+        if ((state & COUNT_MASK) != 0 && calledFromChild()) {
+            throw new IllegalStateException("close() called from inside a child of this scope would wait for"
+                    + " itself: let the child end, or cancel()");
+        }
+        if ((refuseSpawns() & COUNT_MASK) != 0) {
+            source.cancel();
+            // masked: only the count reaching 0 ends the wait (an interrupt is kept, not obeyed)
+            new Nodes.WithContext<>(join().outcome(), c -> c.withToken(CancellationToken.NONE)).join();
+        }
+        if (unobserved != null) {
+            unobserved.fire(); // every child has ended: report the failures nobody observed
+        }
+        source.close();
+    }
+
+    /** Sets CLOSED (close's first step, without waiting) and returns the state before. */
+    long refuseSpawns() {
+        return (long) STATE.getAndBitwiseOr(this, CLOSED);
     }
 
     /**
-     * Returns whether {@link #close()} has been called.
+     * Whether the calling body runs in a child of this scope, or of a scope made inside one: the
+     * context's nearest marked scope, then the scopes enclosing it. A task-form scope adds no mark, and
+     * its children's contexts keep the mark of the scope around it, so the walk passes through it.
+     */
+    private boolean calledFromChild() {
+        Context current = Context.current();
+        for (Scope s = current == null ? null : current.get(CHILD_OF); s != null; s = s.enclosing) {
+            if (s == this) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Returns whether {@link #close()} has been called (or close has begun: new spawns are refused).
      *
      * @return whether closed
      */
     public boolean isClosed() {
         return (state & CLOSED) != 0;
+    }
+
+    /**
+     * Returns whether this is a supervisor scope (children fail alone).
+     *
+     * @return whether a supervisor
+     */
+    public boolean isSupervisor() {
+        return unobserved != null;
     }
 
     private Object outcome() {
@@ -305,7 +481,67 @@ public final class Scope implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Scope[active=" + activeCount() + (isClosed() ? ", closed" : "") + (isCancelled() ? ", cancelled" : "") + "]";
+        return "Scope[active=" + activeCount() + (unobserved != null ? ", supervisor" : "")
+                + (isClosed() ? ", closed" : "") + (isCancelled() ? ", cancelled" : "") + "]";
+    }
+
+    /**
+     * A child of a supervisor: its fiber's listener, and its node in {@link #unobserved} while it has
+     * failed with nobody waiting on its handle (part 1: watch).
+     */
+    private final class Supervised<T> extends SignalList.Node implements Fiber.Listener {
+        static final int RUNNING = 0, OBSERVED = 1, FAILED = 2;
+
+        Fiber<T> fiber;
+        volatile int watch;
+
+        /** A wait on the handle is starting: from now on its failure is the waiter's to see. */
+        void observe() {
+            for (;;) {
+                int w = watch;
+                if (w == OBSERVED) {
+                    return;
+                }
+                if (WATCH.compareAndSet(this, w, OBSERVED)) {
+                    if (w == FAILED) {
+                        unobserved.remove(this); // linked before FAILED was set, so it is found
+                    }
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void fiberDone(Fiber<?> child) {
+            if (child.result instanceof Completion.Failed && watch == RUNNING) {
+                if (!unobserved.add(this)) { // cannot happen (close fires after the count is 0): report now
+                    onFire();
+                } else if (!WATCH.compareAndSet(this, RUNNING, FAILED)) { // observed meanwhile
+                    unobserved.remove(this);
+                }
+            }
+            childDone(child);
+        }
+
+        /** Close found this failure unobserved: report it. */
+        @Override
+        protected void onFire() {
+            Throwable error = ((Completion.Failed) fiber.result).error;
+            Thread th = Thread.currentThread();
+            th.getUncaughtExceptionHandler().uncaughtException(th, error);
+        }
+
+        /** The body of a wait on this child's handle: marks the child observed as the wait starts. */
+        final class Handle extends Completion.Await<T> {
+            Handle(Fiber<T> child) {
+                super(child, false);
+            }
+
+            @Override
+            void starting() {
+                observe();
+            }
+        }
     }
 
     /** One join: registers for the end of the epoch it observed, again after a spurious wake. */
@@ -373,6 +609,7 @@ public final class Scope implements AutoCloseable {
     private static final VarHandle STATE;
     private static final VarHandle JOINERS;
     private static final VarHandle FAILURE;
+    private static final VarHandle WATCH;
 
     static {
         try {
@@ -380,6 +617,7 @@ public final class Scope implements AutoCloseable {
             STATE = lookup.findVarHandle(Scope.class, "state", long.class);
             JOINERS = lookup.findVarHandle(Scope.class, "joiners", SignalList.class);
             FAILURE = lookup.findVarHandle(Scope.class, "failure", Throwable.class);
+            WATCH = lookup.findVarHandle(Supervised.class, "watch", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

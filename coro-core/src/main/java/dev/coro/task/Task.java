@@ -406,6 +406,11 @@ public abstract class Task<T> {
      * If none failed but some were cancelled, it completes cancelled. Cancelling the task cancels all
      * of them and waits for them to settle.
      *
+     * <p>A task that only waits on a handle (from {@link Scope#spawn}, {@link TaskHandle#task()} or
+     * {@link TaskHandle#outcome()}) is not run on its own: the wait registers on the handle's run
+     * directly, so collecting the values of many spawned children costs about what joining them does.
+     * Cancelling such a wait (the first failure, or this task's cancellation) leaves the run going.
+     *
      * @param tasks the tasks; an empty list completes at once with an empty list
      * @param <T> the value type
      * @return the task

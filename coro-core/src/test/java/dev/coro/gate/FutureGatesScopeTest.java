@@ -47,10 +47,10 @@ class FutureGatesScopeTest {
             for (int i = 0; i < 3; i++) {
                 scope.spawn(g.within.apply(Task.fromRunnable(ran::incrementAndGet)));
             }
-            scope.close();
             assertEquals(3, scope.activeCount(), g.name + ": the queued work is the scope's");
             held.exit(); // the queued work is admitted, in turn, and the scope's join ends
             scope.joinBlocking();
+            scope.close();
             assertEquals(3, ran.get(), g.name);
             assertTrue(g.whole.getAsBoolean(), g.name + ": left as found");
         }

@@ -243,12 +243,12 @@ class GateTest {
             for (int i = 0; i < 3; i++) {
                 scope.spawn(gate.within(Task.fromRunnable(ran::incrementAndGet)));
             }
-            scope.close();
             CompletableFuture<Void> joined = scope.join().toCompletableFuture();
             assertEquals(3, scope.activeCount(), "queued gated work counts as the scope's children");
             assertFalse(joined.isDone(), "the scope waits for work still queued at the gate");
             holder.exit();
             joined.get();
+            scope.close(); // nothing left to cancel or wait for
             assertEquals(3, ran.get(), "each queued operation was admitted and ran before the join");
             assertFalse(gate.isBusy());
 

@@ -25,7 +25,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Lincheck checks {@link Scope}'s counting (spawn, child end, join, close) for linearizability
  * against {@link Spec}, in model-checking and stress modes, and {@link #validate()} checks the
- * join guarantees that linearizability of the answers alone cannot see.
+ * join guarantees that linearizability of the answers alone cannot see. The close operation is
+ * {@code refuseSpawns()}, the non-blocking first step of {@link Scope#close()} (the state word's
+ * CLOSED bit); close's cancel-and-wait that follows is the join checked here, and is tested in
+ * {@link ScopeTest}.
  *
  * <p><b>The model.</b> The scope runs its children on {@link Scheduler#inline()}, so a child runs on
  * the spawning thread until it waits, and later on the thread that wakes it. Each child waits for a
@@ -147,10 +150,10 @@ public class ScopeLincheckTest {
         return countWithTicket();
     }
 
-    /** Closes the scope: later spawns throw. */
+    /** Closes the scope to spawns (close()'s first step): later spawns throw. */
     @Operation
     public void close() {
-        scope.close();
+        scope.refuseSpawns();
     }
 
     /** Cancels the scope: children here ignore it; joins then end on the cancelled channel. */

@@ -267,7 +267,7 @@ class ScopeStressTest {
                     }
                 } else if (index == spawners) {
                     underWay.await();
-                    scope.close();
+                    scope.refuseSpawns(); // close()'s non-blocking first step
                     closed.countDown();
                     joinAfterClose[0] = scope.join().map(v -> {
                         for (int s = 0; s < spawners; s++) {

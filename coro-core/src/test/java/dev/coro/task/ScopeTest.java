@@ -1,7 +1,9 @@
 package dev.coro.task;
 
+import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +13,7 @@ import dev.coro.scheduler.WorkStealingPool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -108,17 +111,145 @@ class ScopeTest {
     }
 
     @Test
-    void closeRefusesNewSpawnsButJoinStillWaits() {
+    void closeRefusesNewSpawns() {
         Scope scope = Scope.on(pool);
-        Promise<Integer> p = new Promise<>();
-        Task<Integer> child = scope.spawn(p.task());
+        Task<Integer> child = scope.spawn(Task.value(3));
+        scope.joinBlocking();
         scope.close();
         assertTrue(scope.isClosed());
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> scope.spawn(Task.value(1)));
         assertEquals("scope is closed: no new spawns", e.getMessage());
-        p.complete(3);
-        scope.joinBlocking();
         assertEquals(3, child.join());
+    }
+
+    @Test
+    void tryWithResourcesCancelsTheChildrenStillRunningAndWaitsForThemToEnd() throws Exception {
+        Promise<Void> event = new Promise<>(); // never set: the children wait until cancelled
+        CountDownLatch waiting = new CountDownLatch(3);
+        AtomicInteger ended = new AtomicInteger();
+        List<Task<Void>> handles = new ArrayList<>();
+        Scope escaped;
+        try (Scope scope = Scope.on(pool)) {
+            escaped = scope;
+            for (int i = 0; i < 3; i++) {
+                handles.add(scope.spawn(Task.fromRunnable(waiting::countDown).then(event.task())
+                        .andFinally(ended::incrementAndGet)));
+            }
+            assertTrue(waiting.await(10, SECONDS));
+        }
+        assertEquals(3, ended.get(), "every child had ended when close returned");
+        assertEquals(0, escaped.activeCount());
+        assertTrue(escaped.isClosed());
+        assertTrue(escaped.isCancelled(), "close cancelled the scope, since children were running");
+        for (Task<Void> h : handles) {
+            assertThrows(CancellationException.class, h::join, "the child ended cancelled");
+        }
+        assertThrows(CancellationException.class, escaped::joinBlocking);
+    }
+
+    @Test
+    void aBlockThatThrowsStillLeavesNoChildRunning() {
+        AtomicInteger ended = new AtomicInteger();
+        IllegalStateException body = new IllegalStateException("body");
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> {
+            try (Scope scope = Scope.on(pool)) {
+                scope.spawn(Task.never().andFinally(ended::incrementAndGet));
+                throw body;
+            }
+        });
+        assertSame(body, thrown, "close added nothing to the block's exception");
+        assertEquals(1, ended.get());
+    }
+
+    @Test
+    void closeAfterJoinCancelsNothingAndIsIdempotent() {
+        Scope scope = Scope.on(pool);
+        Task<Integer> child = scope.spawn(Task.fromCallable(() -> 7));
+        scope.joinBlocking();
+        scope.close();
+        scope.close();
+        assertFalse(scope.isCancelled(), "nothing was running: close had nothing to cancel");
+        scope.joinBlocking(); // still a null value, not cancelled
+        assertEquals(7, child.join());
+        assertEquals("Scope[active=0, closed]", scope.toString());
+    }
+
+    @Test
+    void closeNeverThrowsAChildsFailureJoinDoes() throws Exception {
+        RuntimeException boom = new RuntimeException("boom");
+        Scope scope = Scope.on(pool);
+        Task<Object> failing = scope.spawn(Task.failure(boom));
+        scope.spawn(Task.never());
+        assertInstanceOf(Outcome.Failure.class, failing.outcome().join());
+        scope.close(); // the sibling was cancelled by the failure, or is by close: waits, throws nothing
+        assertSame(boom, assertThrows(RuntimeException.class, scope::joinBlocking));
+    }
+
+    @Test
+    void closeKeepsWaitingWhenInterruptedAndKeepsTheInterrupt() throws Exception {
+        Scope scope = Scope.on(pool);
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger ended = new AtomicInteger();
+        // a synchronous step: cancellation cannot end it, so close must wait for it to return
+        scope.spawn(Task.fromCallable(() -> {
+            started.countDown();
+            release.await();
+            return null;
+        }).andFinally(ended::incrementAndGet));
+        assertTrue(started.await(10, SECONDS));
+        CompletableFuture<Boolean> interruptedAfter = new CompletableFuture<>();
+        AtomicInteger endedWhenCloseReturned = new AtomicInteger(-1);
+        Thread closer = Thread.ofPlatform().start(() -> {
+            Thread.currentThread().interrupt(); // close must not stop waiting for this
+            scope.close();
+            endedWhenCloseReturned.set(ended.get());
+            interruptedAfter.complete(Thread.currentThread().isInterrupted());
+        });
+        while (closer.getState() != Thread.State.WAITING && !interruptedAfter.isDone()) {
+            Thread.onSpinWait(); // until the closer parks in close (it cannot return before release)
+        }
+        assertFalse(interruptedAfter.isDone(), "close returned while a child was running");
+        release.countDown();
+        assertTrue(interruptedAfter.get(10, SECONDS), "the interrupt status was kept");
+        assertEquals(1, endedWhenCloseReturned.get(), "the child had ended when close returned");
+        closer.join();
+    }
+
+    @Test
+    void closeFromInsideOneOfItsChildrenIsRefusedAndChangesNothing() throws Exception {
+        Scope scope = Scope.on(pool);
+        Task<Throwable> child = scope.spawn(Task.onVirtualThread(() -> {
+            try {
+                scope.close();
+                return null;
+            } catch (IllegalStateException e) {
+                return e;
+            }
+        }));
+        Throwable refused = child.join();
+        assertTrue(refused instanceof IllegalStateException, "refused: " + refused);
+        assertEquals("close() called from inside a child of this scope would wait for itself: let the child end,"
+                + " or cancel()", refused.getMessage());
+        assertFalse(scope.isClosed());
+        assertFalse(scope.isCancelled());
+
+        // from a grandchild, through a scope made inside a child
+        Task<Throwable> nested = scope.spawn(Task.context().flatMap(ctx -> {
+            Scope inner = Scope.childOf(ctx);
+            return inner.spawn(Task.onVirtualThread(() -> {
+                try {
+                    scope.close();
+                    return null;
+                } catch (IllegalStateException e) {
+                    return e;
+                }
+            }));
+        }));
+        assertTrue(nested.join() instanceof IllegalStateException);
+        scope.joinBlocking();
+        scope.close(); // from outside: fine
+        assertTrue(scope.isClosed());
     }
 
     @Test

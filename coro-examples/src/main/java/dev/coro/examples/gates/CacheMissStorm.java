@@ -90,9 +90,9 @@ public final class CacheMissStorm {
                 return v;
             }));
         }
-        scope.close();
         clock.advanceUntilIdle();
         scope.joinBlocking();
+        scope.close();
         int firstLoads = loads.get();
         int min = Integer.MAX_VALUE;
         int max = 0;
@@ -113,9 +113,9 @@ public final class CacheMissStorm {
                 return Task.delay(LOAD_TIME).map(ignored -> new Loaded(key, -1));
             })));
         }
-        again.close();
         clock.advanceUntilIdle();
         again.joinBlocking();
+        again.close();
         int secondLoads = loads.get() - firstLoads;
         line("  the same storm after those loads ended: " + secondLoads + " new loads (the gate shares work in flight;"
                 + " it does not cache)");
@@ -136,9 +136,9 @@ public final class CacheMissStorm {
         for (int i = 0; i < impatient; i++) {
             waits.add(giveUp.spawn(loader.within(-1, slowLoad).timeout(Duration.ofMillis(10)).outcome()));
         }
-        giveUp.close();
         clock.advanceUntilIdle();
         giveUp.joinBlocking();
+        giveUp.close();
         int timedOut = 0;
         for (Task<Outcome<Loaded>> w : waits) {
             if (w.join() instanceof Outcome.Failure<Loaded> f && f.error() instanceof TimeoutException) {

@@ -107,9 +107,9 @@ public final class FlakyDependency {
                 return null;
             })));
         }
-        scope.close();
         clock.advanceUntilIdle();
         scope.joinBlocking();
+        scope.close();
         out.println("flaky dependency (virtual time): " + calls + " calls, one every 100 ms; the service is down from 2 s"
                 + " to 12 s; breaker: last 10 calls, at least 5, opens at 50 % failures, open for 3 s, 2 trials");
         out.println("  calls that reached the service: " + reached.get() + " (" + failed.get() + " failed); refused at once"

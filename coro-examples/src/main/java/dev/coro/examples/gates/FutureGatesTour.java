@@ -70,8 +70,8 @@ public final class FutureGatesTour {
         for (Task<?> task : tasks) {
             scope.spawn(task);
         }
-        scope.close();
         scope.joinBlocking();
+        scope.close();
     }
 
     // ---- keyed serial gate ----
@@ -201,8 +201,8 @@ public final class FutureGatesTour {
         }
         a1.exit();
         a2.exit();
-        scope.close();
         scope.joinBlocking();
+        scope.close();
         List<String> order = new ArrayList<>(admitted);
         int ahead = 0;
         while (ahead < order.size() && order.get(ahead).equals("interactive")) {
@@ -271,9 +271,9 @@ public final class FutureGatesTour {
                 return null;
             }));
         }
-        scope.close();
         clock.advanceUntilIdle();
         scope.joinBlocking();
+        scope.close();
         long lastMs = lastAdmitted.get() / 1_000_000;
         long timeoutMs = timedOutAt.get() / 1_000_000;
         line("deadline service (virtual time): " + requests + " requests due within 12 ms, " + served.get()
@@ -305,9 +305,9 @@ public final class FutureGatesTour {
         for (int i = 0; i < requests; i++) {
             scope.spawn(api.within(Task.fromRunnable(() -> admittedAt.add(clock.nanoTime()))));
         }
-        scope.close();
         clock.advanceUntilIdle();
         scope.joinBlocking();
+        scope.close();
         long second = Duration.ofSeconds(1).toNanos();
         List<Long> times = new ArrayList<>(admittedAt);
         times.sort(null);
@@ -378,9 +378,9 @@ public final class FutureGatesTour {
                     });
             scope.spawn(keystroke);
         }
-        scope.close();
         clock.advanceUntilIdle();
         scope.joinBlocking();
+        scope.close();
         searches.closeAndCheck();
         int superseded = text.length() - started.get(); // ended cancelled without starting
         line("search box, latest only" + (cancelRunning ? ", a keystroke cancels the running query" : "")
@@ -429,8 +429,8 @@ public final class FutureGatesTour {
         demand.grant(window);
         scope.spawn(Task.loop(0, i -> i < items, i -> produceOne.map(ignored -> i + 1)));
         clock.advanceUntilIdle();
-        scope.close();
         scope.joinBlocking();
+        scope.close();
         long lastMs = lastConsumedAt[0] / 1_000_000;
         line("fast producer, slow consumer (virtual time): " + items + " items made in 1 ms each, consumed in 5 ms"
                 + " each, the consumer granting " + window + " and then one per item taken: " + consumed.get()

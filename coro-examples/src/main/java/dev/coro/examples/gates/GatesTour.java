@@ -83,8 +83,8 @@ public final class GatesTour {
         for (Task<?> task : tasks) {
             scope.spawn(task);
         }
-        scope.close();
         scope.joinBlocking();
+        scope.close();
     }
 
     // ---- serial_gate ----

@@ -103,9 +103,9 @@ public final class WriteBehindLog {
                 }));
             }
         }
-        scope.close();
         clock.advanceUntilIdle();
         scope.joinBlocking();
+        scope.close();
         log.close();
 
         List<Long> offsets = new ArrayList<>(arrived);
