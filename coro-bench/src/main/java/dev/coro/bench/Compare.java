@@ -150,6 +150,20 @@ public final class Compare {
             new Workload(GeneratorPipeline.class, "generator", List.of("n"), "element",
                     List.of("coro", "coroCreate", "kotlinSequence", "kotlinxFlow")));
 
+    /** What {@code ./coro bench --help} prints; {@code -h} prints JMH's own options. */
+    private static final String USAGE = """
+            ./coro bench [REGEX] [JMH options]   JMH benchmarks of Coro and its peers in one run, then a table
+                                                 of ns per item with ratios, and coro-bench/target/report/
+              --quick                            2 x 0.5 s warmup, 3 x 0.5 s measurement
+              -f 1 -wi 3 -w 1 -i 5 -r 1          forks, warmup and measurement iterations and times (JMH)
+              -h                                 every JMH option
+            ./coro bench --memory [--waiters N] [--rounds R] [--histogram] [NAMES]   bytes per suspended waiter
+            ./coro bench --timers [--timers N] [--rounds R] [NAMES]                 timers: rate and lateness
+            ./coro bench --echo [--quick] [--connections C] [--round-trips N] [NAMES]   TCP echo over loopback
+            ./coro bench --keyed-memory [--keys N]                                  heap per idle key of a keyed gate
+            ./coro bench --rate-lateness [--waiters N] [--rate R] [--rounds K]      rate gate lateness
+            coro-bench/README.md says what each benchmark measures and how each peer is written.""";
+
     private Compare() {}
 
     /**
@@ -161,6 +175,11 @@ public final class Compare {
     public static void main(String[] args) throws RunnerException {
         System.setProperty("java.awt.headless", "true"); // the report's charts are drawn with no display
         List<String> jmhArgs = new ArrayList<>(List.of(args));
+        if (jmhArgs.contains("--help")) {
+            System.out.println(USAGE);
+            System.exit(0);
+            return;
+        }
         boolean quick = jmhArgs.remove("--quick") | Boolean.getBoolean("bench.quick");
         if (jmhArgs.remove("--memory")) {
             // the rest of the arguments are WaiterMemory's own (--waiters N, --rounds R, --histogram, names)
