@@ -415,15 +415,19 @@ public final class Scope implements AutoCloseable {
      * }                             // either way, poll has ended here
      * }
      *
-     * @throws IllegalStateException if called from inside one of this scope's children (which it
-     *     would wait for forever), as seen from a body started by {@link Task#onVirtualThread}; the
-     *     scope is then left unchanged
+     * @throws IllegalStateException if children are still running and it is called from inside one
+     *     of them (which it would wait for forever, as seen from a body started by
+     *     {@link Task#onVirtualThread}) or on a thread that must not block (a pool worker, an event
+     *     loop's thread: see {@link Task#join()}); the scope is then left unchanged
      */
     @Override
     public void close() {
-        if ((state & COUNT_MASK) != 0 && calledFromChild()) {
-            throw new IllegalStateException("close() called from inside a child of this scope would wait for"
-                    + " itself: let the child end, or cancel()");
+        if ((state & COUNT_MASK) != 0) { // it may have to wait: refuse first what would hang, changing nothing
+            if (calledFromChild()) {
+                throw new IllegalStateException("close() called from inside a child of this scope would wait for"
+                        + " itself: let the child end, or cancel()");
+            }
+            Blocking.checkAllowed(Scope.class, "close"); // on a worker or a loop thread
         }
         if ((refuseSpawns() & COUNT_MASK) != 0) {
             source.cancel();

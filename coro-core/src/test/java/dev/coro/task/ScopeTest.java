@@ -253,6 +253,30 @@ class ScopeTest {
     }
 
     @Test
+    void closeOnAPoolWorkerWithChildrenRunningIsRefusedAndChangesNothing() throws Exception {
+        Scope scope = Scope.on(pool);
+        Promise<Void> release = new Promise<>();
+        scope.spawn(release.task());
+        Throwable refused = Task.fromCallable(() -> {
+            try {
+                scope.close(); // a plain method called from work on a worker, not a child of the scope
+                return null;
+            } catch (IllegalStateException e) {
+                return e;
+            }
+        }).startOn(pool).toCompletableFuture().get(10, SECONDS);
+        assertTrue(refused instanceof IllegalStateException, "refused: " + refused);
+        assertTrue(refused.getMessage().startsWith("Scope.close would block thread"), refused.getMessage());
+        assertFalse(scope.isClosed());
+        assertFalse(scope.isCancelled());
+        assertEquals(1, scope.activeCount());
+        release.complete(null);
+        scope.close(); // from a plain thread: waits for nothing left
+        assertTrue(scope.isClosed());
+        assertEquals(0, scope.activeCount());
+    }
+
+    @Test
     void joinOfAnIdleScopeCompletesAtOnceAndScopesCanBeJoinedAgain() {
         Scope scope = Scope.on(pool);
         scope.joinBlocking();
