@@ -478,7 +478,7 @@ public final class CircuitBreakerGate {
             long start = timesCalls ? clock.nanoTime() : 0;
             return work.transform(o -> leave(p, start, o));
         }
-        return admitted == SHUT ? Task.cancelled() : Task.failure((Throwable) admitted);
+        return admitted == SHUT ? Task.cancelled(this + " is closed") : Task.failure((Throwable) admitted);
     }
 
     /** The phase that admits the call (Closed or HalfOpen), a refusal, or SHUT. */

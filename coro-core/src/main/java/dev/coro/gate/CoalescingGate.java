@@ -193,6 +193,13 @@ public final class CoalescingGate<K, V> {
     @SuppressWarnings("unused") // through SCANNED
     private volatile Execution<?, ?>[] scanned = NONE;
     private volatile boolean closed;
+    /** The reason a caller refused by the closed gate is cancelled with (its message, read lazily). */
+    private final Object closedReason = new Object() {
+        @Override
+        public String toString() {
+            return CoalescingGate.this + " is closed";
+        }
+    };
 
     /** Creates an open gate in the keyed form: requests with equal keys share an execution. */
     public CoalescingGate() {
@@ -354,11 +361,11 @@ public final class CoalescingGate<K, V> {
 
         @Override
         public void accept(Completer<V> completer) {
+            WaitNode step = (WaitNode) completer; // every Task.create completer is its step (a WaitNode)
             if (gate.closed) { // T1
-                completer.cancel();
+                step.abandon(gate.closedReason); // cancelled, saying the gate is closed
                 return;
             }
-            WaitNode step = (WaitNode) completer; // every Task.create completer is its step (a WaitNode)
             Execution<K, V> e = gate.arrive(key, completer.context(), work);
             WaitQueue.Sentinel refused = e.waiters.push(step); // T4; a departure from here on runs T6
             if (refused != null) {

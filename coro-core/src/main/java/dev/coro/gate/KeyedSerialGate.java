@@ -327,8 +327,8 @@ public final class KeyedSerialGate<K> {
         Objects.requireNonNull(work, "work");
         return Task.defer(() -> {
             Object arrival = arrive(key, waits);
-            if (arrival == null) {
-                return Task.cancelled(); // closed, or a try that found the key in use
+            if (arrival == null) { // closed, or a try that found the key in use
+                return closed ? Task.cancelled(this + " is closed") : Task.cancelled();
             }
             if (arrival instanceof KeyLane<?> joined) {
                 Entry<K> e = entryOf(joined);
@@ -345,7 +345,7 @@ public final class KeyedSerialGate<K> {
         return Task.defer(() -> {
             Object arrival = arrive(key, waits);
             if (arrival == null) {
-                return Task.cancelled();
+                return closed ? Task.cancelled(this + " is closed") : Task.cancelled();
             }
             Entry<K> e;
             Task<Void> held;
@@ -380,11 +380,12 @@ public final class KeyedSerialGate<K> {
         }));
     }
 
-    private static <T> Task<T> replay(Outcome<?> o) {
+    /** A waiter's end that was not an admission, replayed; cancelled while closed says so. */
+    private <T> Task<T> replay(Outcome<?> o) {
         if (o instanceof Outcome.Failure<?> f) {
             return Task.failure(f.error());
         }
-        return Task.cancelled();
+        return closed ? Task.cancelled(this + " is closed") : Task.cancelled();
     }
 
     @SuppressWarnings("unchecked")

@@ -129,7 +129,7 @@ final class Fiber<T> extends Completion implements Runnable {
                         t = null;
                     }
                     case Nodes.CANCELLED -> {
-                        v = null;
+                        v = ((Nodes.Cancelled<?>) t).box; // null, or the reason's box
                         k = CANCEL;
                         t = null;
                     }

@@ -36,12 +36,16 @@ final class Nodes {
         }
     }
 
-    /** The cancelled channel. */
+    /** The cancelled channel, with a reason or without ({@code box} null). */
     static final class Cancelled<T> extends Task<T> {
-        static final Cancelled<?> INSTANCE = new Cancelled<>();
+        static final Cancelled<?> INSTANCE = new Cancelled<>(null);
 
-        private Cancelled() {
+        /** Null, or the Completion.Cancelled box that carries the reason up to the result. */
+        final Object box;
+
+        Cancelled(Object box) {
             super(CANCELLED);
+            this.box = box;
         }
     }
 

@@ -121,6 +121,25 @@ public abstract class Task<T> {
     }
 
     /**
+     * Returns a task that completes on the cancelled channel and says why: joining it throws a
+     * {@link java.util.concurrent.CancellationException} whose message is {@code reason}, and its
+     * {@link #toCompletableFuture() future} is cancelled with that message; it is cancelled in every
+     * other respect ({@link Outcome.Cancelled}, recovery with {@code transform}, {@code whenAll}).
+     *
+     * {@snippet :
+     * Task<Reply> refused = Task.cancelled("ReplyCache is closed");
+     * }
+     *
+     * @param reason what the cancellation message says
+     * @param <T> the value type
+     * @return the task
+     * @throws NullPointerException if {@code reason} is null
+     */
+    public static <T> Task<T> cancelled(String reason) {
+        return new Nodes.Cancelled<>(new Completion.Cancelled(Objects.requireNonNull(reason, "reason")));
+    }
+
+    /**
      * Returns a task that ends as {@code outcome} says: with its value, its error (the same
      * instance), or on the cancelled channel. The inverse of {@link #outcome()}: for every task
      * {@code t}, {@code t.outcome().flatMap(Task::fromOutcome)} ends as {@code t} does, which is how

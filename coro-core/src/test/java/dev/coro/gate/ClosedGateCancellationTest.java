@@ -135,6 +135,59 @@ class ClosedGateCancellationTest {
     }
 
     @Test
+    void theGatesOffTheEngineSayTheyAreClosedToLaterCallers() {
+        KeyedSerialGate<String> keyed = new KeyedSerialGate<>();
+        keyed.close();
+        CancellationException e = assertThrows(CancellationException.class,
+                () -> keyed.within("k", Task.value("ran")).join());
+        assertEquals(keyed + " is closed", e.getMessage());
+
+        KeyedSerialGate<String> bounded = new KeyedSerialGate<>(1);
+        bounded.close();
+        e = assertThrows(CancellationException.class, () -> bounded.acquire("k").join());
+        assertEquals(bounded + " is closed", e.getMessage());
+
+        CoalescingGate<String, String> coalescing = new CoalescingGate<>();
+        coalescing.close();
+        Task<String> refused = coalescing.within("k", Task.value("ran"));
+        e = assertThrows(CancellationException.class, refused::join);
+        assertEquals(coalescing + " is closed", e.getMessage());
+        assertInstanceOf(Outcome.Cancelled.class, refused.outcome().join(), "still the cancelled channel");
+
+        CircuitBreakerGate breaker = CircuitBreakerGate.builder("inventory").build();
+        breaker.close();
+        e = assertThrows(CancellationException.class, () -> breaker.within(Task.value("ran")).join());
+        assertEquals(breaker + " is closed", e.getMessage());
+    }
+
+    @Test
+    void aKeyedWaiterQueuedWhenTheGateClosesSaysItIsClosed() throws Exception {
+        KeyedSerialGate<String> keyed = new KeyedSerialGate<>();
+        Admission held = keyed.acquire("k").join();
+        TaskHandle<String> queued = keyed.within("k", Task.value("ran")).start();
+        assertFalse(queued.isDone());
+        keyed.close();
+        held.close();
+        CancellationException e = assertThrows(CancellationException.class, queued::join);
+        assertTrue(e.getMessage().startsWith("KeyedSerialGate[") && e.getMessage().endsWith(", closed] is closed"),
+                e.getMessage());
+        assertInstanceOf(Outcome.Cancelled.class, queued.outcome().join());
+    }
+
+    @Test
+    void aCancelledTaskWithAReasonSaysItAndIsCancelledInEveryOtherRespect() throws Exception {
+        Task<String> t = Task.cancelled("the cache is closed");
+        assertEquals("the cache is closed", assertThrows(CancellationException.class, t::join).getMessage());
+        assertInstanceOf(Outcome.Cancelled.class, t.outcome().join());
+        assertEquals("the cache is closed",
+                assertThrows(CancellationException.class, () -> t.map(s -> s + "!").join()).getMessage());
+        CompletableFuture<String> f = t.toCompletableFuture();
+        assertTrue(f.isCancelled());
+        assertEquals("recovered", t.transform(o -> Task.value("recovered")).join());
+        assertEquals("reason", assertThrows(NullPointerException.class, () -> Task.cancelled(null)).getMessage());
+    }
+
+    @Test
     void aBatchGateSaysItIsClosedToWaitingAndLaterCallers() {
         BatchGate<Integer, Integer> gate = new BatchGate<>(items -> Task.value(items), 2, Duration.ofHours(1), 1,
                 dev.coro.scheduler.Scheduler.inline());
