@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.io.EventLoop;
 import dev.coro.scheduler.WorkStealingPool;
+import dev.coro.task.Scope;
+import dev.coro.task.Task;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -20,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Coro's scheduler events, read back from a real JFR recording: a pool worker's park
  * ({@code dev.coro.WorkerPark}), an event-loop iteration ({@code dev.coro.LoopIteration}) and a timer
- * that fired late ({@code dev.coro.TimerLate}).
+ * that fired late ({@code dev.coro.TimerLate}), a supervised failure nobody observed
+ * ({@code dev.coro.UnobservedFailure}).
  */
 class CoroEventsRecordingTest {
     @TempDir
@@ -77,6 +80,36 @@ class CoroEventsRecordingTest {
         assertEquals(1, late.size(), "one late timer: " + late);
         assertEquals("recorded-loop", late.get(0).getString("scheduler"));
         assertTrue(late.get(0).getDuration("lateness").toNanos() >= 3_000_000, late.get(0).toString());
+    }
+
+    @Test
+    void aSupervisedFailureNobodyObservedIsRecordedWhenItsScopeCloses() throws Exception {
+        IllegalStateException boom = new IllegalStateException("boom");
+        List<Throwable> reported = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread me = Thread.currentThread();
+        Thread.UncaughtExceptionHandler previous = me.getUncaughtExceptionHandler();
+        me.setUncaughtExceptionHandler((t, e) -> reported.add(e)); // close reports it here, too
+        List<RecordedEvent> events;
+        try {
+            events = record("dev.coro.UnobservedFailure", () -> {
+                try (WorkStealingPool pool = WorkStealingPool.create(1, "supervised")) {
+                    Scope scope = Scope.supervisorOn(pool);
+                    scope.spawn(Task.failure(boom));                       // nobody waits on its handle
+                    Task<Integer> watched = scope.spawn(Task.failure(new IllegalArgumentException("seen")));
+                    watched.outcome().join();                              // observed: not reported
+                    scope.joinBlocking();
+                    scope.close();
+                }
+            });
+        } finally {
+            me.setUncaughtExceptionHandler(previous);
+        }
+        assertEquals(List.of(boom), reported);
+        assertEquals(1, events.size(), "one unobserved failure: " + events);
+        RecordedEvent e = events.get(0);
+        assertEquals(IllegalStateException.class.getName(), e.getClass("errorClass").getName());
+        assertEquals("boom", e.getString("message"));
+        assertTrue(e.getString("scope").startsWith("Scope["), e.getString("scope"));
     }
 
     private static void await(CountDownLatch latch) {

@@ -11,7 +11,7 @@ import jdk.jfr.Timespan;
 
 /**
  * Coro's JFR events besides {@link WaitEvent}: a pool worker's park, an event-loop iteration that ran
- * long, a timer that fired late. Each follows the JDK's pattern (created, begun and committed where it
+ * long, a timer that fired late, a task failure that nobody observed. Each follows the JDK's pattern (created, begun and committed where it
  * happens; a disabled event costs a check the JIT folds); the system property {@code -Dcoro.jfr=off}
  * (read once) turns every Coro event off, checks included.
  */
@@ -100,6 +100,49 @@ public final class CoroEvents {
         if (e.isEnabled()) {
             e.scheduler = scheduler;
             e.lateness = lateness;
+            e.commit();
+        }
+    }
+
+    /**
+     * A task failed and nobody observed it: a child of a supervisor scope whose handle nobody waited
+     * on, found when the scope closed (where it also goes to the closing thread's uncaught-exception
+     * handler). Recorded on the closing thread, with its stack.
+     */
+    @Name("dev.coro.UnobservedFailure")
+    @Label("Coro Unobserved Failure")
+    @Category({"Coro", "Task"})
+    @Description("A task failed and nobody observed the failure (a supervised child whose handle nobody waited on)")
+    public static final class UnobservedFailure extends Event {
+        /** The scope the task ran in. */
+        @Label("Scope")
+        public String scope;
+
+        /** The class of the error. */
+        @Label("Error Class")
+        public Class<?> errorClass;
+
+        /** The error's message, or null. */
+        @Label("Message")
+        public String message;
+    }
+
+    /**
+     * Records that a failure of a task in {@code scope} was never observed, if a recording enables
+     * the event.
+     *
+     * @param scope the scope's description
+     * @param error the failure
+     */
+    public static void unobservedFailure(String scope, Throwable error) {
+        if (OFF) {
+            return;
+        }
+        UnobservedFailure e = new UnobservedFailure();
+        if (e.isEnabled()) {
+            e.scope = scope;
+            e.errorClass = error.getClass();
+            e.message = error.getMessage();
             e.commit();
         }
     }

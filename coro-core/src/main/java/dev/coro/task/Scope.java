@@ -3,6 +3,7 @@ package dev.coro.task;
 import dev.coro.cancel.CancellationSource;
 import dev.coro.cancel.CancellationToken;
 import dev.coro.internal.Blocking;
+import dev.coro.internal.CoroEvents;
 import dev.coro.internal.SignalList;
 import dev.coro.scheduler.Scheduler;
 import java.lang.invoke.MethodHandles;
@@ -527,10 +528,11 @@ public final class Scope implements AutoCloseable {
             childDone(child);
         }
 
-        /** Close found this failure unobserved: report it. */
+        /** Close found this failure unobserved: report it (and record it for JFR). */
         @Override
         protected void onFire() {
             Throwable error = ((Completion.Failed) fiber.result).error;
+            CoroEvents.unobservedFailure(Scope.this.toString(), error);
             Thread th = Thread.currentThread();
             th.getUncaughtExceptionHandler().uncaughtException(th, error);
         }

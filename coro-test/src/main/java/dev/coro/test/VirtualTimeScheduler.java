@@ -2,6 +2,7 @@ package dev.coro.test;
 
 import dev.coro.cancel.Cancellable;
 import dev.coro.scheduler.Scheduler;
+import dev.coro.task.CoroDebug;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -485,22 +486,34 @@ public final class VirtualTimeScheduler implements Scheduler {
 
     /**
      * Describes the work still pending, for a failure message: the clock, each queued task and each
-     * pending timer (its due time and its task), in the order they would run.
+     * pending timer (its due time and its task), in the order they would run; then, in debug mode
+     * ({@code -Dcoro.debug=true}, {@link CoroDebug}), the task dump: every task suspended in the JVM
+     * (its scheduler, what it waits on, and where it was started), else a line saying how to get it.
      *
      * @return the description, one item per line
      */
     public String pendingWork() {
+        StringBuilder b = new StringBuilder();
         synchronized (lock) {
-            StringBuilder b = new StringBuilder("at " + now + " ns: " + queue.size() + " queued, " + timers.size()
-                    + " timers");
+            b.append("at ").append(now).append(" ns: ").append(queue.size()).append(" queued, ")
+                    .append(timers.size()).append(" timers");
             for (Runnable r : queue) {
                 b.append("\n  queued: ").append(r);
             }
             for (Timer t : timers) {
                 b.append("\n  timer due at ").append(t.due).append(" ns: ").append(t.task);
             }
-            return b.toString();
         }
+        if (!CoroDebug.isEnabled()) {
+            return b.append("\n(run with -Dcoro.debug=true to list the suspended tasks and what each waits on)")
+                    .toString();
+        }
+        List<CoroDebug.SuspendedTask> suspended = CoroDebug.suspendedTasks();
+        b.append("\nsuspended tasks in this JVM: ").append(suspended.size());
+        for (CoroDebug.SuspendedTask t : suspended) {
+            b.append("\n").append(t.toString().indent(2).stripTrailing());
+        }
+        return b.toString();
     }
 
     // --- running ---

@@ -36,6 +36,8 @@ class CoroTestsTest {
         AssertionError e = assertThrows(AssertionError.class, () -> CoroTests.runTest(Task.never()));
         assertTrue(e.getMessage().contains("can never finish"), e.getMessage());
         assertTrue(e.getMessage().contains("0 queued, 0 timers"), e.getMessage());
+        assertTrue(e.getMessage().endsWith("(run with -Dcoro.debug=true to list the suspended tasks and what each"
+                + " waits on)"), e.getMessage());
     }
 
     @Test
