@@ -139,27 +139,7 @@ class GeneratorTest {
         assertEquals(List.of("produce 1", "handled 1", "produce 2", "handled 2", "cleanup"), log);
     }
 
-    @Test
-    void aProducerMayAwaitBetweenValues() {
-        Manual clock = new Manual();
-        Generator<Integer> ticks = Generator.create(e -> Task.loop(1, i -> i <= 3,
-                i -> Task.delay(Duration.ofSeconds(1)).then(e.emit(i)).map(ignored -> i + 1)));
-        CompletableFuture<List<Integer>> all = ticks.toList().startOn(clock).toCompletableFuture();
-        for (int s = 0; s < 3; s++) {
-            assertFalse(all.isDone());
-            clock.advance(Duration.ofSeconds(1));
-        }
-        assertEquals(List.of(1, 2, 3), all.join());
-
-        CompletableFuture<Integer> first = Task.defer(() -> {
-            Cursor<Integer> c = ticks.open();
-            return c.next().andFinally(c::close);
-        }).startOn(clock).toCompletableFuture();
-        assertFalse(first.isDone());
-        clock.advance(Duration.ofSeconds(1));
-        assertEquals(1, first.join());
-        assertEquals(0, clock.pending(), "closing the cursor left no timer behind");
-    }
+    // a producer that waits for time between values: coro-test's GeneratorTimingTest (virtual time)
 
     // ---------------------------------------------------------------- errors
 
