@@ -7,9 +7,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import kotlin.Unit;
-import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.CustomScenarioDSLKt;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -127,35 +124,13 @@ public class SupervisedLincheckTest {
      */
     @Test
     void aWatchStartedAfterTheFailureEndsAtOnceRegression() {
-        check().scenarios(scenario(new String[][] {
-                    {"fail 0"},
-                    {"observe 0", "observeInWhenAll 0"},
-                }), scenario(new String[][] {
-                    {"fail 0", "fail 1"},
-                    {"observeInWhenAll 1", "observe 0"},
-                }))
+        check().scenarios(
+                        LincheckSupport.scenario(SupervisedLincheckTest.class, null,
+                                "fail 0 | observe 0; observeInWhenAll 0", null),
+                        LincheckSupport.scenario(SupervisedLincheckTest.class, null,
+                                "fail 0; fail 1 | observeInWhenAll 1; observe 0", null))
                 .iterations(0).invocations(Stress.scaled(500))
                 .modelCheck("aWatchStartedAfterTheFailureEndsAtOnceRegression");
-    }
-
-    /** A parallel scenario: one row per thread, each operation "name child". */
-    private static ExecutionScenario scenario(String[][] threads) {
-        return CustomScenarioDSLKt.scenario(s -> {
-            s.parallel(p -> {
-                for (String[] thread : threads) {
-                    p.thread(t -> {
-                        for (String actor : thread) {
-                            String[] parts = actor.split(" ");
-                            t.actor(LincheckSupport.op(SupervisedLincheckTest.class, parts[0]),
-                                    Integer.parseInt(parts[1]));
-                        }
-                        return Unit.INSTANCE;
-                    });
-                }
-                return Unit.INSTANCE;
-            });
-            return Unit.INSTANCE;
-        });
     }
 
     private static LincheckSupport.Check check() {
