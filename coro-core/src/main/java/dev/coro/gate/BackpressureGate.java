@@ -55,7 +55,7 @@ import java.util.concurrent.Callable;
  * demand.grant(1);
  * }
  */
-public final class BackpressureGate extends AdmissionGate {
+public final class BackpressureGate extends AdmissionGate implements Gate {
     /* Rule: PermitLane.granted() (PermitLane overview, part 9): a lane that starts empty, grows by
      * grant(n) with saturation, and whose admissions are spent (within has no exit). */
 
@@ -91,6 +91,7 @@ public final class BackpressureGate extends AdmissionGate {
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> within(Task<T> work) {
         return door.spendThen(work);
     }
@@ -105,6 +106,7 @@ public final class BackpressureGate extends AdmissionGate {
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> tryWithin(Task<T> work) {
         return door.trySpendThen(work);
     }

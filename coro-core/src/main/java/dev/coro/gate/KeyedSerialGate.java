@@ -67,7 +67,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * @param <K> the key type
  */
-public final class KeyedSerialGate<K> {
+public final class KeyedSerialGate<K> implements KeyedGate<K> {
     /* Implementation overview.
      *
      * 1. Representation.
@@ -186,6 +186,7 @@ public final class KeyedSerialGate<K> {
      * @return the task
      * @throws NullPointerException if {@code key} or {@code work} is null
      */
+    @Override
     public <T> Task<T> within(K key, Task<T> work) {
         return pass(key, work, true);
     }
@@ -201,6 +202,7 @@ public final class KeyedSerialGate<K> {
      * @return the task
      * @throws NullPointerException if {@code key} or {@code work} is null
      */
+    @Override
     public <T> Task<T> tryWithin(K key, Task<T> work) {
         return pass(key, work, false);
     }
@@ -262,6 +264,7 @@ public final class KeyedSerialGate<K> {
      * later acquisition completes cancelled without running its work. Admitted work runs to its end
      * and leaves as usual. Idempotent; never throws.
      */
+    @Override
     public void close() {
         closed = true;
         VarHandle.fullFence(); // Dekker with a joiner's lane and users writes and its read of closed (part 5)
@@ -300,6 +303,7 @@ public final class KeyedSerialGate<K> {
      *
      * @return whether {@link #close()} or {@link #closeAndCheck()} has been called
      */
+    @Override
     public boolean isClosed() {
         return closed;
     }

@@ -78,7 +78,7 @@ import java.util.concurrent.TimeoutException;
  * Task<Response> call = api.within(Duration.ofSeconds(2), client.get(url));
  * }
  */
-public final class RateGate extends AdmissionGate {
+public final class RateGate extends AdmissionGate implements Gate {
     /* Rule: TokenBucket (its overview), unbounded: no exits. A waiter's tag is its permits (a Long)
      * or, with a deadline, a TokenBucket.Ask made when the request reaches the gate (Task.defer). */
 
@@ -164,6 +164,7 @@ public final class RateGate extends AdmissionGate {
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> within(Task<T> work) {
         return one.spendThen(work);
     }
@@ -227,6 +228,7 @@ public final class RateGate extends AdmissionGate {
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> tryWithin(Task<T> work) {
         return one.trySpendThen(work);
     }

@@ -9,7 +9,7 @@ import java.util.concurrent.Callable;
  * door for untagged waiters of weight 1, under the paper's names. Each subclass's javadoc states what
  * admission means for it.
  */
-abstract class SingleDoorGate extends AdmissionGate {
+abstract class SingleDoorGate extends AdmissionGate implements Gate {
     private final Door door;
 
     SingleDoorGate(AdmissionEngine engine) {
@@ -56,6 +56,7 @@ abstract class SingleDoorGate extends AdmissionGate {
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> within(Task<T> work) {
         return door.within(work);
     }
@@ -72,6 +73,7 @@ abstract class SingleDoorGate extends AdmissionGate {
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> tryWithin(Task<T> work) {
         return door.tryWithin(work);
     }

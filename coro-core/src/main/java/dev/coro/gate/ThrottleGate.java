@@ -59,7 +59,7 @@ import java.util.concurrent.Callable;
  * Task<Void> move = plotter.within(device.send(command));
  * }
  */
-public final class ThrottleGate extends AdmissionGate {
+public final class ThrottleGate extends AdmissionGate implements Gate {
     /* Rule: TokenBucket (its overview) with a burst of 1, so starts are one interval apart at least;
      * bounded by maxRunning when given, in which case admitted work leaves (release 1) on every path.
      * Unbounded, there is nothing to give back, and within spends its start without an exit. */
@@ -128,6 +128,7 @@ public final class ThrottleGate extends AdmissionGate {
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> within(Task<T> work) {
         return bounded ? door.within(work) : door.spendThen(work);
     }
@@ -141,6 +142,7 @@ public final class ThrottleGate extends AdmissionGate {
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> tryWithin(Task<T> work) {
         return bounded ? door.tryWithin(work) : door.trySpendThen(work);
     }

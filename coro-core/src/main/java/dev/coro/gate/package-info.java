@@ -24,7 +24,10 @@
  * every completion path; {@code tryWithin(task)} runs it only if admission is immediate, else
  * completes cancelled; {@code call(callable)} is the blocking door for plain and virtual threads;
  * {@code close()} cancels waiters and later acquisitions, and {@code closeAndCheck()} checks the
- * destruction rule: a gate must outlive the work it admitted.
+ * destruction rule: a gate must outlive the work it admitted. The gates whose door is
+ * {@code within(task)} share the interface {@link dev.coro.gate.Gate}, and the keyed serial gate
+ * {@link dev.coro.gate.KeyedGate}, which their fleet-wide twins on Redis (module {@code coro-redis})
+ * implement too: moving a limit from one JVM to many is a constructor change.
  *
  * <p>In other libraries' words: {@link dev.coro.gate.CapacityGate} is an asynchronous semaphore (a
  * bulkhead), {@link dev.coro.gate.SerialGate} a mutex around work, {@link dev.coro.gate.CompletionGate} a

@@ -1,13 +1,15 @@
 package dev.coro.redis;
 
 /**
- * The Lua scripts of {@link RedisCapacityGate}: each decision is one script, so one round trip and
- * one atomic step on the server. Every script takes the same four keys, in this order: {@code holders}
- * (sorted set: lease id scored by its expiry, in milliseconds of Redis server time), {@code queue}
- * (sorted set: waiter id scored by its ticket, the FIFO order), {@code waiters} (sorted set: waiter id
- * scored by the expiry of its place, renewed as a lease is), and {@code fence} (string: the gate's
- * sequence, from which tickets and fencing tokens are drawn). The gate's implementation overview says
- * why each step is there.
+ * The Lua scripts of {@link LeaseQueue}, on which {@link RedisCapacityGate}, {@link RedisSerialGate}
+ * (capacity 1) and {@link RedisKeyedSerialGate} (capacity 1 per key) stand: each decision is one
+ * script, so one round trip and one atomic step on the server. Every script but RENEW takes the four
+ * keys of one lane, in this order: {@code holders} (sorted set: lease id scored by its expiry, in
+ * milliseconds of Redis server time), {@code queue} (sorted set: waiter id scored by its ticket, the
+ * FIFO order), {@code waiters} (sorted set: waiter id scored by the expiry of its place, renewed as a
+ * lease is), and {@code fence} (string: the gate's sequence, from which tickets and fencing tokens are
+ * drawn, shared by every lane of a gate); RENEW takes any number of such groups of four. The
+ * implementation overview of {@link LeaseQueue} says why each step is there.
  */
 final class CapacityScripts {
     private CapacityScripts() {}
@@ -123,8 +125,9 @@ final class CapacityScripts {
             """;
 
     /**
-     * Renew. ARGV: lease ms, then ids. Extends the lease of every id that still holds a live lease
-     * or a live place in the queue; an id whose lease has passed is removed (as the reaper would) and
+     * Renew. KEYS: groups of four, one per lane. ARGV: lease ms, then for each group the number of
+     * its ids and the ids. Extends the lease of every id that still holds a live lease or a live
+     * place in its lane's queue; an id whose lease has passed is removed (as the reaper would) and
      * reported. Refreshes the keys' expiry. Returns the ids that are gone.
      */
     static final String RENEW = PRELUDE + """
@@ -132,28 +135,34 @@ final class CapacityScripts {
             local ttl = 2 * lease
             local now = clock()
             local lost = {}
-            for i = 2, #ARGV do
-              local id = ARGV[i]
-              local h = redis.call('ZSCORE', holders, id)
-              if h and tonumber(h) > now then
-                redis.call('ZADD', holders, 'XX', now + lease, id)
-              else
-                if h then redis.call('ZREM', holders, id) end
-                local w = redis.call('ZSCORE', waiters, id)
-                if w and tonumber(w) > now then
-                  redis.call('ZADD', waiters, 'XX', now + lease, id)
+            local at = 2
+            for g = 0, #KEYS / 4 - 1 do
+              local held, line, places = KEYS[4 * g + 1], KEYS[4 * g + 2], KEYS[4 * g + 3]
+              local n = tonumber(ARGV[at])
+              for i = at + 1, at + n do
+                local id = ARGV[i]
+                local h = redis.call('ZSCORE', held, id)
+                if h and tonumber(h) > now then
+                  redis.call('ZADD', held, 'XX', now + lease, id)
                 else
-                  if w then
-                    redis.call('ZREM', waiters, id)
-                    redis.call('ZREM', queue, id)
+                  if h then redis.call('ZREM', held, id) end
+                  local w = redis.call('ZSCORE', places, id)
+                  if w and tonumber(w) > now then
+                    redis.call('ZADD', places, 'XX', now + lease, id)
+                  else
+                    if w then
+                      redis.call('ZREM', places, id)
+                      redis.call('ZREM', line, id)
+                    end
+                    lost[#lost + 1] = id
                   end
-                  lost[#lost + 1] = id
                 end
               end
+              at = at + n + 1
+              keep(held, ttl)
+              keep(line, ttl)
+              keep(places, ttl)
             end
-            keep(holders, ttl)
-            keep(queue, ttl)
-            keep(waiters, ttl)
             keep(fence, ttl)
             return lost
             """;

@@ -1,48 +1,21 @@
 package dev.coro.redis;
 
-import dev.coro.cancel.Cancellable;
+import dev.coro.gate.Gate;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.sync.WaitListener;
 import dev.coro.sync.WaitingPrimitive;
-import dev.coro.task.Completer;
-import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HexFormat;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 
 /**
  * A capacity gate shared by every JVM that opens a gate of the same name on one Redis: at most
  * {@code capacity} operations admitted at once across all of them. The fleet-wide twin of
- * {@link dev.coro.gate.CapacityGate}: work enters with {@link #within(Task)} and leaves when it
- * completes, on every completion path, in whichever JVM it runs. Waiting takes no thread.
+ * {@link dev.coro.gate.CapacityGate}, behind the same {@link Gate} interface: work enters with
+ * {@link #within(Task)} and leaves when it completes, on every completion path, in whichever JVM it
+ * runs. Waiting takes no thread.
  *
  * <p><b>Admission rule.</b> An operation is admitted while fewer than {@code capacity} live leases
  * are held in Redis under the gate's name. Every admission holds a <em>lease</em> that this gate
@@ -130,175 +103,20 @@ import java.util.function.LongFunction;
  * }
  * }
  */
-public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable {
-    /*
-     * Implementation overview.
-     *
-     * 1. Representation. In Redis, per gate name N (the braces keep the keys in one cluster slot):
-     *      coro:gate:{N}:holders  ZSET  lease id -> lease expiry (ms, Redis TIME)
-     *      coro:gate:{N}:queue    ZSET  waiter id -> ticket (FIFO order)
-     *      coro:gate:{N}:waiters  ZSET  waiter id -> expiry of its place (ms, Redis TIME)
-     *      coro:gate:{N}:fence    STRING the sequence: tickets and fencing tokens,
-     *                                    next = max(current + 1, TIME in microseconds)
-     *      coro:gate:{N}:released pub/sub channel: the ids of the queued waiters that the free slots
-     *                                    could admit now, told when a slot or a place is freed
-     *    A waiter's id is its lease id once admitted. Locally, per gate object: live (id -> Waiter,
-     *    every acquisition from its first dispatch until it ends), queued (ticket -> Waiter, the
-     *    waiters with a place in the Redis queue, in FIFO order). Waiter.state, guarded by the
-     *    waiter's monitor (held only to read and set it, never across a round trip):
-     *      NEW       its first ACQUIRE is being sent or is in flight
-     *      QUEUED    Redis holds its place; it waits for a notice or the re-check
-     *      ADMITTED  Redis holds its lease; its work runs (lost: a renewal found it gone)
-     *      ENDED     cancelled, refused, failed or released: nothing of it should stay in Redis
-     *
-     * 2. Transitions (each Redis step is one script, atomic on the server):
-     *      NEW -ACQUIRE new/try: admitted-> ADMITTED; enqueued-> QUEUED; refused (try)-> ENDED
-     *      QUEUED -ACQUIRE queued (pump): admitted-> ADMITTED; not yet-> QUEUED; place gone-> ENDED
-     *      ADMITTED -work ends-> ENDED, RELEASE (publishes the admissible heads of the queue)
-     *      NEW/QUEUED/ADMITTED-before-hand-over -cancel, close, failure-> ENDED, CANCEL
-     *    ACQUIRE first reaps: holders whose lease has passed, waiters whose place has passed
-     *    (publishing the admissible heads if that freed anything). An id is admitted if it is queued
-     *    at a rank below the free slots, or, new, if the queue is shorter than the free slots.
-     *
-     * 3. Decision points. Admission, refusal and queueing are decided inside the ACQUIRE script; the
-     *    local state follows the reply. The hand-over to the waiting task is the completer's
-     *    complete(): if the waiter was cancelled first, the lease is given back by CANCEL.
-     *
-     * 4. Invariants.
-     *    I1 An id is dispatched to ACQUIRE only in state NEW or QUEUED (checked under its monitor).
-     *    I2 A reply that finds its waiter ENDED sends CANCEL for the id: CANCEL removes the id from
-     *       every key, so whatever order the scripts ran in on the server, the id ends with nothing.
-     *    I3 Leases and places that no renewal reaches expire on the server's clock; every key has an
-     *       expiry of twice the lease time after its last use.
-     *    I4 The pump visits local waiters in ticket order and stops at the first that is not admitted
-     *       (a later ticket has a higher rank), or after an admission that took the last free slot.
-     *
-     * 5. Memory effects. Waiter fields are written under its monitor; the work reads the token after
-     *    the completer's hand-over, which orders it. Lettuce completes futures on its I/O threads.
-     *
-     * 6. Progress and fairness. No thread waits: a waiter is a completer in two maps. FIFO by ticket
-     *    across JVMs. Wake-ups: a channel message that names one of this gate object's waiters (only
-     *    the gate objects whose waiters can be admitted ask, so a release costs no refused round
-     *    trips), the re-check timer (bounded loss), and such a message that raced with a waiter's
-     *    enqueue (the counter of messages naming ours is compared after the waiter is registered). The pump is one pass at a time (a work-in-progress counter), one ACQUIRE in
-     *    flight per pass.
-     *
-     * 7. Cancellation races. Cancel against the reply that admits: the state under the monitor decides;
-     *    if the completer refuses the hand-over, its cancel action sends CANCEL (I2). Close against
-     *    a new acquisition: the acquisition registers in live, then reads closed; close writes closed,
-     *    then cancels everything in live; one of them sees the other.
-     *
-     * 8. Round trips. Admission at once: 1 (ACQUIRE). Admission after a wait: 2 (ACQUIRE new, then
-     *    ACQUIRE queued after a notice naming it) plus the re-checks while nothing is freed (one per
-     *    interval per gate object with waiters, for its first waiter). Release: 1 (RELEASE). Renewal: 1 per
-     *    third of the lease time for all the leases and places of this gate object together.
-     *
-     * 9. References: the local CapacityGate (P4215's capacity_gate); Kleppmann, "How to do
-     *    distributed locking" (fencing tokens); Gray and Cheriton, "Leases" (1989).
-     */
+public final class RedisCapacityGate implements Gate {
+    /* Rule: LeaseQueue (its implementation overview), one lane for the whole gate, of capacity
+     * slots. */
 
-    /** The waiter's first ACQUIRE is being sent or is in flight. */
-    private static final int NEW = 0;
-    /** Redis holds the waiter's place in the queue. */
-    private static final int QUEUED = 1;
-    /** Redis holds the waiter's lease; its work runs. */
-    private static final int ADMITTED = 2;
-    /** Cancelled, refused, failed or released. */
-    private static final int ENDED = 3;
-
-    private static final String MODE_NEW = "new";
-    private static final String MODE_TRY = "try";
-    private static final String MODE_QUEUED = "queued";
-
-    private static final Script ACQUIRE = new Script(CapacityScripts.ACQUIRE);
-    private static final Script RELEASE = new Script(CapacityScripts.RELEASE);
-    private static final Script CANCEL = new Script(CapacityScripts.CANCEL);
-    private static final Script RENEW = new Script(CapacityScripts.RENEW);
-
-    private final String name;
+    private final LeaseQueue queue;
     private final int capacity;
-    private final long leaseMillis;
-    private final Duration leaseTime;
-    private final Duration recheckInterval;
-    private final Duration redisTimeout;
-    private final Scheduler timers;
-    private final String[] keys;
-    private final String channel;
-    /** The prefix of this gate object's waiter ids: random, so ids are unique across the fleet. */
-    private final String idPrefix = UUID.randomUUID() + ":";
+    private final Task<LeaseQueue.Waiter> enter;
+    private final Task<LeaseQueue.Waiter> tryEnter;
 
-    private final StatefulRedisConnection<String, String> connection;
-    private final RedisAsyncCommands<String, String> redis;
-    private final StatefulRedisPubSubConnection<String, String> notices;
-
-    private final AtomicLong nextId = new AtomicLong();
-    private final Map<String, Waiter> live = new ConcurrentHashMap<>();
-    private final ConcurrentSkipListMap<Long, Waiter> queued = new ConcurrentSkipListMap<>();
-    /** Work-in-progress counter of the pump: requests not yet covered by a pass. */
-    private final AtomicInteger pumpRequests = new AtomicInteger();
-    /** How many notices naming one of this gate object's waiters it has received. */
-    private final AtomicLong noticeCount = new AtomicLong();
-    /** Round trips sent and not yet answered (or timed out). */
-    private final AtomicInteger inFlight = new AtomicInteger();
-    private final AtomicBoolean shutDown = new AtomicBoolean();
-    private final List<WaitListener> listeners = new CopyOnWriteArrayList<>();
-    /** When (System.nanoTime) the last renewal that succeeded was sent. */
-    private volatile long lastRenewal = System.nanoTime();
-    private volatile boolean closed;
-    private volatile Cancellable renewTimer;
-    private volatile Cancellable recheckTimer;
-
-    private final Task<Waiter> enter = Task.create(completer -> enter(completer, MODE_NEW));
-    private final Task<Waiter> tryEnter = Task.create(completer -> enter(completer, MODE_TRY));
-
-    private RedisCapacityGate(Builder b) {
-        this.name = b.name;
-        this.capacity = b.capacity;
-        this.leaseTime = b.leaseTime;
-        this.leaseMillis = b.leaseTime.toMillis();
-        this.recheckInterval = b.recheckInterval;
-        this.redisTimeout = b.redisTimeout;
-        this.timers = b.timers;
-        String prefix = "coro:gate:{" + name + "}:";
-        this.keys = new String[] {prefix + "holders", prefix + "queue", prefix + "waiters", prefix + "fence"};
-        this.channel = prefix + "released";
-        StatefulRedisConnection<String, String> c = null;
-        StatefulRedisPubSubConnection<String, String> p = null;
-        try {
-            c = b.client.connect(StringCodec.UTF8);
-            p = b.client.connectPubSub(StringCodec.UTF8);
-            p.addListener(new RedisPubSubAdapter<>() {
-                @Override
-                public void message(String from, String message) {
-                    if (channel.equals(from)) {
-                        onNotice(message);
-                    }
-                }
-            });
-            p.async().subscribe(channel).get(redisTimeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            closeQuietly(c, p);
-            Thread.currentThread().interrupt();
-            throw new RedisGateException(describe("open") + "interrupted while subscribing", e);
-        } catch (ExecutionException | TimeoutException | RuntimeException e) {
-            closeQuietly(c, p);
-            throw new RedisGateException(describe("open") + "could not connect and subscribe within "
-                    + redisTimeout + ": " + e, e);
-        }
-        this.connection = c;
-        this.redis = c.async();
-        this.notices = p;
-        this.renewTimer = timers.schedule(this::renewTick, renewPeriod());
-        this.recheckTimer = timers.schedule(this::recheckTick, recheckInterval);
-    }
-
-    private static void closeQuietly(StatefulRedisConnection<?, ?> c, StatefulRedisPubSubConnection<?, ?> p) {
-        if (c != null) {
-            c.closeAsync();
-        }
-        if (p != null) {
-            p.closeAsync();
-        }
+    private RedisCapacityGate(LeaseQueue queue, int capacity) {
+        this.queue = queue;
+        this.capacity = capacity;
+        this.enter = queue.door("", false);
+        this.tryEnter = queue.door("", true);
     }
 
     /**
@@ -338,24 +156,14 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      * each call opening a gate object of its own.
      */
     public static final class Builder {
-        private final RedisClient client;
-        private final String name;
+        private final GateSettings settings;
         private final int capacity;
-        private Duration leaseTime = Duration.ofSeconds(10);
-        private Duration recheckInterval = Duration.ofSeconds(1);
-        private Duration redisTimeout = Duration.ofSeconds(5);
-        private Scheduler timers = Scheduler.inline();
 
         private Builder(RedisClient client, String name, int capacity) {
-            this.client = Objects.requireNonNull(client, "client");
-            Objects.requireNonNull(name, "name");
-            if (name.isEmpty() || name.indexOf('{') >= 0 || name.indexOf('}') >= 0) {
-                throw new IllegalArgumentException("name must be non-empty and without braces, got '" + name + "'");
-            }
+            this.settings = new GateSettings(client, name);
             if (capacity < 1) {
                 throw new IllegalArgumentException("capacity must be positive, got " + capacity);
             }
-            this.name = name;
             this.capacity = capacity;
         }
 
@@ -369,11 +177,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
          * @throws IllegalArgumentException if {@code leaseTime} is shorter than 30 ms
          */
         public Builder leaseTime(Duration leaseTime) {
-            Objects.requireNonNull(leaseTime, "leaseTime");
-            if (leaseTime.compareTo(Duration.ofMillis(30)) < 0) {
-                throw new IllegalArgumentException("leaseTime must be at least 30 ms, got " + leaseTime);
-            }
-            this.leaseTime = leaseTime;
+            settings.leaseTime(leaseTime);
             return this;
         }
 
@@ -387,7 +191,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
          * @throws IllegalArgumentException if {@code recheckInterval} is zero or negative
          */
         public Builder recheckInterval(Duration recheckInterval) {
-            this.recheckInterval = positive(recheckInterval, "recheckInterval");
+            settings.recheckInterval(recheckInterval);
             return this;
         }
 
@@ -401,7 +205,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
          * @throws IllegalArgumentException if {@code redisTimeout} is zero or negative
          */
         public Builder redisTimeout(Duration redisTimeout) {
-            this.redisTimeout = positive(redisTimeout, "redisTimeout");
+            settings.redisTimeout(redisTimeout);
             return this;
         }
 
@@ -415,7 +219,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
          * @throws NullPointerException if {@code timers} is null
          */
         public Builder timers(Scheduler timers) {
-            this.timers = Objects.requireNonNull(timers, "timers");
+            settings.timers(timers);
             return this;
         }
 
@@ -427,15 +231,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
          * @throws RedisGateException if Redis cannot be reached within the Redis timeout
          */
         public RedisCapacityGate open() {
-            return new RedisCapacityGate(this);
-        }
-
-        private static Duration positive(Duration d, String what) {
-            Objects.requireNonNull(d, what);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(what + " must be positive, got " + d);
-            }
-            return d;
+            return new RedisCapacityGate(new LeaseQueue(settings, capacity, false), capacity);
         }
     }
 
@@ -451,6 +247,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> within(Task<T> work) {
         Objects.requireNonNull(work, "work");
         return withinFenced(token -> work);
@@ -480,7 +277,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      */
     public <T> Task<T> withinFenced(LongFunction<? extends Task<T>> work) {
         Objects.requireNonNull(work, "work");
-        return enter.flatMap(w -> admitted(w, work));
+        return queue.run(enter, work);
     }
 
     /**
@@ -494,6 +291,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      * @return the task
      * @throws NullPointerException if {@code work} is null
      */
+    @Override
     public <T> Task<T> tryWithin(Task<T> work) {
         Objects.requireNonNull(work, "work");
         return tryWithinFenced(token -> work);
@@ -510,14 +308,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      */
     public <T> Task<T> tryWithinFenced(LongFunction<? extends Task<T>> work) {
         Objects.requireNonNull(work, "work");
-        return tryEnter.flatMap(w -> admitted(w, work));
-    }
-
-    private <T> Task<T> admitted(Waiter w, LongFunction<? extends Task<T>> work) {
-        return Scope.<T>scoped(scope -> {
-            w.onLost(scope::cancel);
-            return Objects.requireNonNull(work.apply(w.token), "withinFenced: the work function returned null");
-        }).andFinally(Task.<Void>create(done -> release(w).whenComplete((removed, error) -> done.complete(null))));
+        return queue.run(tryEnter, work);
     }
 
     // ---------------------------------------------------------------- state
@@ -531,17 +322,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        for (Waiter w : live.values()) {
-            if (end(w, false)) {
-                report(w, WaitListener.Outcome.CANCELLED);
-                w.completer.cancel();
-            }
-        }
-        maybeShutDown();
+        queue.close();
     }
 
     /**
@@ -549,8 +330,9 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      *
      * @return whether closed
      */
+    @Override
     public boolean isClosed() {
-        return closed;
+        return queue.isClosed();
     }
 
     /**
@@ -559,7 +341,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      * @return the name
      */
     public String name() {
-        return name;
+        return queue.name();
     }
 
     /**
@@ -577,7 +359,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      * @return the lease time
      */
     public Duration leaseTime() {
-        return leaseTime;
+        return queue.leaseTime();
     }
 
     /**
@@ -602,7 +384,7 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      */
     @Override
     public void addListener(WaitListener listener) {
-        listeners.add(Objects.requireNonNull(listener, "listener"));
+        queue.addListener(listener);
     }
 
     /**
@@ -614,438 +396,13 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      */
     @Override
     public int queueLength() {
-        return queued.size();
+        return queue.queueLength();
     }
 
     @Override
     public String toString() {
-        return "RedisCapacityGate[name=" + name + ", capacity=" + capacity + ", queued here=" + queued.size()
-                + (closed ? ", closed]" : "]");
-    }
-
-    // ---------------------------------------------------------------- acquisition
-
-    /** One acquisition: its id (the lease id once admitted), its completer and its state. */
-    private static final class Waiter {
-        final String id;
-        final Completer<Waiter> completer;
-        /** Whether it is a try: refused without waiting, never reported but when admitted. */
-        final boolean trying;
-        /** When it started, by System.nanoTime. */
-        final long startNanos = System.nanoTime();
-        /** Guarded by this. */
-        int state = NEW;
-        /** Guarded by this: whether its first ACQUIRE was dispatched. */
-        boolean dispatched;
-        /** Guarded by this: whether a renewal found the lease gone. */
-        boolean lost;
-        /** Guarded by this: what to run when the lease is lost. */
-        Runnable onLost;
-        /** The ticket (QUEUED), 0 before. Written under the monitor, read without it. */
-        volatile long ticket;
-        /** The fencing token, set before the hand-over. */
-        long token;
-        /** The notice count when its first ACQUIRE was sent. */
-        long noticesAtDispatch;
-
-        Waiter(String id, Completer<Waiter> completer, boolean trying) {
-            this.id = id;
-            this.completer = completer;
-            this.trying = trying;
-        }
-
-        synchronized int state() {
-            return state;
-        }
-
-        void onLost(Runnable action) {
-            boolean now;
-            synchronized (this) {
-                onLost = action;
-                now = lost;
-            }
-            if (now) {
-                action.run();
-            }
-        }
-    }
-
-    private void enter(Completer<Waiter> completer, String mode) {
-        Waiter w = new Waiter(idPrefix + nextId.incrementAndGet(), completer, MODE_TRY.equals(mode));
-        live.put(w.id, w);
-        completer.onCancel(() -> {
-            if (end(w, true)) {
-                report(w, WaitListener.Outcome.CANCELLED);
-            }
-        });
-        if (closed) { // after live.put: close() either sees w or is seen here (7)
-            if (end(w, false)) {
-                completer.cancel();
-            }
-            return;
-        }
-        synchronized (w) {
-            if (w.state != NEW) {
-                return; // cancelled before sending: nothing in Redis
-            }
-            w.dispatched = true;
-            w.noticesAtDispatch = noticeCount.get();
-            dispatchAcquire(w, mode); // I1
-        }
-    }
-
-    private void dispatchAcquire(Waiter w, String mode) {
-        this.<List<Object>>eval(ACQUIRE, ScriptOutputType.MULTI, w.id, Integer.toString(capacity),
-                        Long.toString(leaseMillis), mode, channel)
-                .whenComplete((reply, error) -> {
-                    boolean admittedOrGone = acquired(w, mode, reply, error);
-                    if (MODE_QUEUED.equals(mode)) {
-                        pumpContinue(w, admittedOrGone);
-                    }
-                });
-    }
-
-    /**
-     * Handles an ACQUIRE reply. Returns whether a pump may go on to the next waiter: this one was
-     * admitted and slots are left, or its place has gone; false if it still waits, took the last free
-     * slot, or the round trip failed.
-     */
-    private boolean acquired(Waiter w, String mode, List<Object> reply, Throwable error) {
-        if (error != null) {
-            fail(w, "acquire", error);
-            return false;
-        }
-        long kind = (Long) reply.get(0);
-        if (kind == 1) {
-            long token = Long.parseLong((String) reply.get(1));
-            boolean slotsLeft = (Long) reply.get(2) > 0;
-            boolean handOver;
-            synchronized (w) {
-                handOver = w.state == NEW || w.state == QUEUED;
-                if (handOver) {
-                    w.state = ADMITTED;
-                    w.token = token;
-                }
-            }
-            if (!handOver) {
-                sendCancel(w); // I2
-                return slotsLeft;
-            }
-            long ticket = w.ticket;
-            if (ticket != 0) {
-                queued.remove(ticket, w);
-            }
-            if (w.completer.complete(w)) { // refused only if cancelled first: its cancel action sent CANCEL
-                tell(WaitListener.Outcome.ADMITTED, ticket == 0 ? 0 : System.nanoTime() - w.startNanos);
-            }
-            return slotsLeft;
-        }
-        if (kind == 0 && reply.size() == 2) { // enqueued
-            long ticket = Long.parseLong((String) reply.get(1));
-            boolean keep;
-            synchronized (w) {
-                keep = w.state == NEW;
-                if (keep) {
-                    w.state = QUEUED;
-                    w.ticket = ticket;
-                }
-            }
-            if (!keep) {
-                sendCancel(w); // I2
-                return false;
-            }
-            queued.put(ticket, w);
-            if (noticeCount.get() != w.noticesAtDispatch) {
-                requestPump(); // a notice came while the reply was on its way (6)
-            }
-            return false;
-        }
-        if (kind == 0) { // refused (try), or not yet (queued)
-            if (MODE_TRY.equals(mode) && end(w, false)) {
-                w.completer.cancel();
-            }
-            return false;
-        }
-        fail(w, "wait", new IllegalStateException("the waiter's place in the Redis queue expired"));
-        return true;
-    }
-
-    /**
-     * Ends {@code w} if it has not ended: forgets it and, if anything of it may be in Redis, sends
-     * CANCEL. {@code byToken}: called as the completer's cancel action, which may find the waiter
-     * admitted but not handed over. Returns whether this call ended it.
-     */
-    private boolean end(Waiter w, boolean byToken) {
-        boolean send;
-        synchronized (w) {
-            int s = w.state;
-            if (s == ENDED || (s == ADMITTED && !byToken)) {
-                return false;
-            }
-            w.state = ENDED;
-            send = w.dispatched;
-        }
-        if (send) {
-            sendCancel(w); // before forget: the connection stays open while the round trip is in flight
-        }
-        forget(w);
-        return true;
-    }
-
-    private void fail(Waiter w, String operation, Throwable error) {
-        if (end(w, false)) {
-            report(w, WaitListener.Outcome.TIMED_OUT);
-            w.completer.fail(gateError(operation, error));
-        }
-    }
-
-    private RedisGateException gateError(String operation, Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        String why = cause instanceof TimeoutException
-                ? "Redis did not answer within " + redisTimeout
-                : cause instanceof IllegalStateException ? cause.getMessage() : "Redis failed: " + cause;
-        return new RedisGateException(describe(operation) + why, cause);
-    }
-
-    private String describe(String operation) {
-        return "gate '" + name + "': " + operation + ": ";
-    }
-
-    private void forget(Waiter w) {
-        live.remove(w.id, w);
-        if (w.ticket != 0) {
-            queued.remove(w.ticket, w);
-        }
-        maybeShutDown();
-    }
-
-    private void sendCancel(Waiter w) {
-        eval(CANCEL, ScriptOutputType.INTEGER, w.id, channel, Integer.toString(capacity));
-    }
-
-    /**
-     * Releases {@code w}'s lease: the cleanup of its work, which ends once Redis has answered (or
-     * the Redis timeout has passed: the lease then expires by itself, which is all that can be done).
-     */
-    private CompletableFuture<Long> release(Waiter w) {
-        synchronized (w) {
-            w.state = ENDED;
-        }
-        CompletableFuture<Long> released = eval(RELEASE, ScriptOutputType.INTEGER, w.id, channel,
-                Integer.toString(capacity)); // even if lost
-        forget(w);
-        return released;
-    }
-
-    private void leaseLost(Waiter w) {
-        Runnable action;
-        synchronized (w) {
-            if (w.state != ADMITTED || w.lost) {
-                return;
-            }
-            w.lost = true;
-            action = w.onLost;
-        }
-        if (action != null) {
-            action.run();
-        }
-    }
-
-    /** Reports a wait that ended without admission (a try's is not a wait: not reported). */
-    private void report(Waiter w, WaitListener.Outcome outcome) {
-        if (!w.trying) {
-            tell(outcome, System.nanoTime() - w.startNanos);
-        }
-    }
-
-    private void tell(WaitListener.Outcome outcome, long waited) {
-        for (WaitListener l : listeners) {
-            try {
-                l.waitEnded(outcome, waited);
-            } catch (RuntimeException | Error e) {
-                Thread t = Thread.currentThread();
-                t.getUncaughtExceptionHandler().uncaughtException(t, e);
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------- wake-ups
-
-    /** A notice names the waiters that free slots could admit: it matters here if one is ours. */
-    private void onNotice(String heads) {
-        for (int at = heads.indexOf(idPrefix); at >= 0; at = heads.indexOf(idPrefix, at + 1)) {
-            if (at == 0 || heads.charAt(at - 1) == ' ') {
-                noticeCount.incrementAndGet();
-                requestPump();
-                return;
-            }
-        }
-    }
-
-    private void requestPump() {
-        if (pumpRequests.getAndIncrement() == 0) {
-            pumpPass(Long.MIN_VALUE);
-        }
-    }
-
-    /** Sends ACQUIRE queued for the first waiting waiter after {@code after}, or ends the pass (I4). */
-    private void pumpPass(long after) {
-        for (Map.Entry<Long, Waiter> e = queued.higherEntry(after); e != null; e = queued.higherEntry(e.getKey())) {
-            Waiter w = e.getValue();
-            synchronized (w) {
-                if (w.state == QUEUED) {
-                    dispatchAcquire(w, MODE_QUEUED); // I1
-                    return;
-                }
-            }
-        }
-        pumpEnd();
-    }
-
-    private void pumpContinue(Waiter w, boolean next) {
-        if (next) {
-            pumpPass(w.ticket);
-        } else {
-            pumpEnd();
-        }
-    }
-
-    private void pumpEnd() {
-        // every request so far is covered by the pass that ends; one more pass if any came during it
-        if (pumpRequests.getAndSet(0) > 1) {
-            requestPump();
-        }
-    }
-
-    private void recheckTick() {
-        if (shutDown.get()) {
-            return;
-        }
-        if (!queued.isEmpty()) {
-            requestPump();
-        }
-        recheckTimer = timers.schedule(this::recheckTick, recheckInterval);
-    }
-
-    private Duration renewPeriod() {
-        return Duration.ofMillis(Math.max(1, leaseMillis / 3));
-    }
-
-    private void renewTick() {
-        if (shutDown.get()) {
-            return;
-        }
-        List<String> args = new ArrayList<>();
-        args.add(Long.toString(leaseMillis));
-        for (Waiter w : live.values()) {
-            int s = w.state();
-            if (s == QUEUED || s == ADMITTED) {
-                args.add(w.id);
-            }
-        }
-        long sent = System.nanoTime();
-        if (args.size() == 1) {
-            lastRenewal = sent;
-        } else {
-            this.<List<Object>>eval(RENEW, ScriptOutputType.MULTI, args.toArray(String[]::new))
-                    .whenComplete((gone, error) -> renewed(sent, gone, error));
-        }
-        renewTimer = timers.schedule(this::renewTick, renewPeriod());
-    }
-
-    private void renewed(long sent, List<Object> gone, Throwable error) {
-        if (error == null) {
-            if (sent - lastRenewal > 0) {
-                lastRenewal = sent;
-            }
-            for (Object id : gone) {
-                Waiter w = live.get((String) id);
-                if (w != null) {
-                    if (w.state() == ADMITTED) {
-                        leaseLost(w);
-                    } else {
-                        fail(w, "wait", new IllegalStateException("the waiter's place in the Redis queue expired"));
-                    }
-                }
-            }
-            return;
-        }
-        boolean leasesLapsed = System.nanoTime() - lastRenewal >= TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-        for (Waiter w : live.values()) {
-            int s = w.state();
-            if (s == QUEUED) {
-                fail(w, "wait", error); // a wait fails on the first renewal that gets no answer
-            } else if (s == ADMITTED && leasesLapsed) {
-                leaseLost(w); // no renewal has reached Redis for a whole lease: presume it expired
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------- Redis
-
-    /** A script and its SHA-1, for EVALSHA with a fall back to EVAL when the server lacks it. */
-    private record Script(String body, String sha) {
-        Script(String body) {
-            this(body, sha1(body));
-        }
-
-        private static String sha1(String body) {
-            try {
-                return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1")
-                        .digest(body.getBytes(StandardCharsets.UTF_8)));
-            } catch (NoSuchAlgorithmException e) {
-                throw new IllegalStateException("SHA-1 is required of every JDK", e);
-            }
-        }
-    }
-
-    /** One round trip: EVALSHA (EVAL if the server lacks the script), bounded by the Redis timeout. */
-    private <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, String... args) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        inFlight.incrementAndGet();
-        result.orTimeout(redisTimeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((v, e) -> {
-            inFlight.decrementAndGet();
-            maybeShutDown();
-        });
-        try {
-            redis.<T>evalsha(script.sha(), type, keys, args).whenComplete((v, e) -> {
-                if (e instanceof RedisNoScriptException || e != null && e.getCause() instanceof RedisNoScriptException) {
-                    redis.<T>eval(script.body(), type, keys, args).whenComplete((v2, e2) -> settle(result, v2, e2));
-                } else {
-                    settle(result, v, e);
-                }
-            });
-        } catch (RuntimeException e) { // the connection is closed
-            result.completeExceptionally(e);
-        }
-        return result;
-    }
-
-    private static <T> void settle(CompletableFuture<T> result, T value, Throwable error) {
-        if (error != null) {
-            result.completeExceptionally(error);
-        } else {
-            result.complete(value);
-        }
-    }
-
-    private void maybeShutDown() {
-        if (closed && live.isEmpty() && inFlight.get() == 0 && shutDown.compareAndSet(false, true)) {
-            stop();
-            connection.closeAsync();
-            notices.closeAsync();
-        }
-    }
-
-    private void stop() {
-        Cancellable t = renewTimer;
-        if (t != null) {
-            t.cancel();
-        }
-        t = recheckTimer;
-        if (t != null) {
-            t.cancel();
-        }
+        return "RedisCapacityGate[name=" + queue.name() + ", capacity=" + capacity + ", queued here="
+                + queue.queueLength() + (queue.isClosed() ? ", closed]" : "]");
     }
 
     /**
@@ -1053,9 +410,6 @@ public final class RedisCapacityGate implements WaitingPrimitive, AutoCloseable 
      * at once, without releasing or cancelling anything; leases and places left in Redis expire.
      */
     void crash() {
-        shutDown.set(true);
-        stop();
-        connection.close();
-        notices.close();
+        queue.crash();
     }
 }

@@ -9,6 +9,7 @@ import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -58,18 +59,26 @@ final class ChildJvm implements AutoCloseable {
         return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
     }
 
-    /** The next line starting with {@code prefix} (others, such as log lines, skipped), within 60 s. */
+    /**
+     * The next line starting with {@code prefix} (others, such as log lines, skipped), within 60 s;
+     * a failure quotes the last lines skipped.
+     */
     String next(String prefix) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        ArrayDeque<String> skipped = new ArrayDeque<>();
         while (true) {
             String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            assertNotNull(line, "no line starting with '" + prefix + "' within 60 s");
+            assertNotNull(line, "no line starting with '" + prefix + "' within 60 s; the last lines: " + skipped);
             if (line.startsWith(prefix)) {
                 return line;
             }
             if (line.equals("exit")) {
-                throw new AssertionError("the child exited before printing '" + prefix + "'");
+                throw new AssertionError("the child exited before printing '" + prefix + "'; the last lines: " + skipped);
             }
+            if (skipped.size() == 5) {
+                skipped.removeFirst();
+            }
+            skipped.addLast(line);
         }
     }
 

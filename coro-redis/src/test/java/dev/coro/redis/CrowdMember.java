@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * in and out of a fleet-wide Redis counter and remembers the most it saw inside), prints
  * {@code waiting} once all of them wait, then on the line {@code cancel} from its standard input
  * cancels every second one and prints {@code cancelled N} (the cancels that took effect); it prints
- * {@code done ran=R cancelledRan=C outcomes=V/X most=M} when all have ended: R operations ran, C of
- * them cancelled ones (must be 0), V ended with a value and X cancelled, M the most inside at once.
+ * {@code done ran=R cancelledRan=C outcomes=V/X/F most=M} when all have ended: R operations ran, C of
+ * them cancelled ones (must be 0), V ended with a value, X cancelled and F failed, M the most inside
+ * at once.
  */
 final class CrowdMember {
     private CrowdMember() {}
@@ -38,6 +39,7 @@ final class CrowdMember {
         RedisCapacityGate gate = RedisCapacityGate.builder(client, name, capacity)
                 .leaseTime(Duration.ofSeconds(5))
                 .recheckInterval(Duration.ofMillis(200))
+                .redisTimeout(Duration.ofSeconds(30)) // 10,000 waiters arrive at once on a small machine
                 .open();
         RedisAsyncCommands<String, String> redis = client.connect().async();
         String inside = FleetMember.insideKey(name);
@@ -61,8 +63,12 @@ final class CrowdMember {
                     .map(n -> index);
             ops.add(gate.within(work).start(pool));
         }
-        while (gate.queueLength() < count) {
-            Thread.sleep(10); // the test holds every slot: all of them end up queued in Redis
+        // the test holds every slot: all of them end up queued in Redis (or ended, which the test sees)
+        for (int polls = 1; gate.queueLength() + ended(ops) < count; polls++) {
+            if (polls % 500 == 0) {
+                System.out.println("progress queued=" + gate.queueLength() + " ended=" + ended(ops));
+            }
+            Thread.sleep(10);
         }
         System.out.println("waiting");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -80,19 +86,35 @@ final class CrowdMember {
         System.out.println("cancelled " + cancelled);
         int values = 0;
         int cancels = 0;
+        int failures = 0;
         for (TaskHandle<Integer> op : ops) {
             Outcome<Integer> o = op.outcome().join();
             if (o instanceof Outcome.Value<Integer>) {
                 values++;
             } else if (o instanceof Outcome.Cancelled<Integer>) {
                 cancels++;
+            } else {
+                failures++;
+                if (failures == 1) {
+                    System.out.println("failure " + o);
+                }
             }
         }
         System.out.println("done ran=" + ran.get() + " cancelledRan=" + cancelledRan.get()
-                + " outcomes=" + values + "/" + cancels + " most=" + most.get());
+                + " outcomes=" + values + "/" + cancels + "/" + failures + " most=" + most.get());
         gate.close();
         pool.close();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         System.exit(0);
+    }
+
+    private static int ended(List<TaskHandle<Integer>> ops) {
+        int n = 0;
+        for (TaskHandle<Integer> op : ops) {
+            if (op.isDone()) {
+                n++;
+            }
+        }
+        return n;
     }
 }
