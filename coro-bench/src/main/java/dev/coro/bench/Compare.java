@@ -49,7 +49,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * JVM of its own, passing it the remaining arguments; a run without a regex (the whole suite) runs
  * it too, after the JMH table. {@code --timers} ({@link Timers}) and {@code --echo}
  * ({@link EchoLoopback}), the EventLoop's plain-main measurements, and {@code --keyed-memory}
- * ({@link KeyedMemory}, retained heap per idle key of the keyed gate and its peers) work the same way.
+ * ({@link KeyedMemory}, retained heap per idle key of the keyed gate and its peers) work the same way,
+ * and so does {@code --redis-fleet} ({@link RedisFleet}: a capacity of 8 across 3 JVMs on a private
+ * {@code redis-server}, Coro's {@code RedisCapacityGate} against Redisson's semaphores).
  */
 public final class Compare {
     /** The implementation every other one in its workload is compared with. */
@@ -162,6 +164,7 @@ public final class Compare {
             ./coro bench --echo [--quick] [--connections C] [--round-trips N] [NAMES]   TCP echo over loopback
             ./coro bench --keyed-memory [--keys N]                                  heap per idle key of a keyed gate
             ./coro bench --rate-lateness [--waiters N] [--rate R] [--rounds K]      rate gate lateness
+            ./coro bench --redis-fleet [--ops N] [--lanes L] [IMPL...]              capacity 8 across 3 JVMs on Redis: Coro, Redisson
             coro-bench/README.md says what each benchmark measures and how each peer is written.""";
 
     private Compare() {}
@@ -202,6 +205,13 @@ public final class Compare {
                 jmhArgs.add("--quick");
             }
             System.exit(runMain(RateLateness.class, jmhArgs));
+            return;
+        }
+        if (jmhArgs.remove("--redis-fleet")) { // the rest are RedisFleet's own (--ops N, --lanes L, implementations)
+            if (quick) {
+                jmhArgs.add("--quick");
+            }
+            System.exit(runMain(RedisFleet.class, jmhArgs));
             return;
         }
         if (jmhArgs.remove("--echo")) { // the rest are EchoLoopback's own

@@ -3,6 +3,7 @@ package dev.coro.examples;
 import dev.coro.examples.channel.ChannelFizzBuzz;
 import dev.coro.examples.channel.ChannelSieve;
 import dev.coro.examples.channel.GeneratorSieve;
+import dev.coro.examples.fleet.FleetDemo;
 import dev.coro.examples.gates.CacheMissStorm;
 import dev.coro.examples.gates.FlakyDependency;
 import dev.coro.examples.gates.FutureGatesTour;
@@ -26,8 +27,12 @@ public final class Demos {
     /** A demo: what it shows, in one line, and how to run it. */
     private record Demo(String about, Runnable run) {}
 
-    /** What {@code ./coro demo} runs with no argument (the single future-gate demos are in "gates"). */
-    private static final String[] ALL = {"hello", "pool", "fizzbuzz", "echo", "gates", "sieve", "sieve-generators", "fizzbuzz-channels"};
+    /**
+     * What {@code ./coro demo} runs with no argument (the single future-gate demos are in "gates"). The
+     * fleet demo starts a redis-server and three more JVMs; without a redis-server it says so in one line.
+     */
+    private static final String[] ALL = {"hello", "pool", "fizzbuzz", "echo", "gates", "sieve", "sieve-generators", "fizzbuzz-channels",
+        "fleet"};
 
     /** Runs one example of the future gates on an 8-worker pool. */
     private static void futureGates(java.util.function.Consumer<FutureGatesTour> example) {
@@ -66,6 +71,7 @@ public final class Demos {
         demos.put("breaker", new Demo("a circuit breaker around a flaky dependency", () -> new FlakyDependency(System.out).run()));
         demos.put("backpressure", new Demo("a backpressure gate: a producer admitted only as far as the consumer asked", () -> futureGates(tour -> tour.producerAndConsumer(200, 8))));
         demos.put("observe", new Demo("a small service watched with a JFR recording and Micrometer meters", () -> new ObservedService(System.out).run(400)));
+        demos.put("fleet", new Demo("three JVMs share a capacity gate and a rate gate in a private redis-server; one is killed holding 2 slots", FleetDemo::demo));
         demos.put("sieve", new Demo("Go's concurrent prime sieve: 100 filter tasks connected by channels", () -> ChannelSieve.run(System.out)));
         demos.put("sieve-generators", new Demo("the prime sieve with generators, values produced on demand", () -> new GeneratorSieve().run(System.out)));
         demos.put("fizzbuzz-channels", new Demo("FizzBuzz as a pipeline of tasks and channels, with select over a tick and a quit channel", () -> new ChannelFizzBuzz(System.out, Duration.ofMillis(100)).run()));

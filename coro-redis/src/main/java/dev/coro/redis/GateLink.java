@@ -1,5 +1,6 @@
 package dev.coro.redis;
 
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -11,7 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -21,8 +24,9 @@ import java.util.function.Consumer;
 
 /**
  * A gate object's link to Redis: a command connection for its scripts, each call one round trip
- * bounded by the Redis timeout, and a pub/sub connection subscribed to the gate's channel. Counts
- * the round trips in flight, so the gate can close its connections once none is.
+ * bounded by the Redis timeout, and, for a gate that is told of releases, a pub/sub connection
+ * subscribed to the gate's channel. Counts the round trips in flight, so the gate can close its
+ * connections once none is.
  */
 final class GateLink {
     /** A script and its SHA-1, for EVALSHA with a fall back to EVAL when the server lacks it. */
@@ -50,12 +54,13 @@ final class GateLink {
     private final Runnable settled;
 
     /**
-     * Connects and subscribes to {@code channel}, whose messages go to {@code onMessage} (on the
-     * client's I/O thread); blocks until subscribed. {@code settled} runs after each round trip ends.
+     * Connects, loads {@code scripts} (so that the first EVALSHA of each finds it) and, unless
+     * {@code channel} is null, subscribes to it, its messages going to {@code onMessage} (on the
+     * client's I/O thread); blocks until done. {@code settled} runs after each round trip ends.
      *
      * @throws RedisGateException if Redis cannot be reached within the Redis timeout
      */
-    GateLink(GateSettings s, String channel, Consumer<String> onMessage, Runnable settled) {
+    GateLink(GateSettings s, String channel, Consumer<String> onMessage, Runnable settled, Script... scripts) {
         this.redisTimeout = s.redisTimeout;
         this.settled = settled;
         String failed = "gate '" + s.name + "': open: ";
@@ -63,23 +68,32 @@ final class GateLink {
         StatefulRedisPubSubConnection<String, String> p = null;
         try {
             c = s.client.connect(StringCodec.UTF8);
-            p = s.client.connectPubSub(StringCodec.UTF8);
-            p.addListener(new RedisPubSubAdapter<>() {
-                @Override
-                public void message(String from, String message) {
-                    if (channel.equals(from)) {
-                        onMessage.accept(message);
+            List<RedisFuture<String>> loads = new ArrayList<>();
+            for (Script script : scripts) {
+                loads.add(c.async().scriptLoad(script.body()));
+            }
+            if (channel != null) {
+                p = s.client.connectPubSub(StringCodec.UTF8);
+                p.addListener(new RedisPubSubAdapter<>() {
+                    @Override
+                    public void message(String from, String message) {
+                        if (channel.equals(from)) {
+                            onMessage.accept(message);
+                        }
                     }
-                }
-            });
-            p.async().subscribe(channel).get(redisTimeout.toNanos(), TimeUnit.NANOSECONDS);
+                });
+                p.async().subscribe(channel).get(redisTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            }
+            for (RedisFuture<String> load : loads) {
+                load.get(redisTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            }
         } catch (InterruptedException e) {
             closeQuietly(c, p);
             Thread.currentThread().interrupt();
-            throw new RedisGateException(failed + "interrupted while subscribing", e);
+            throw new RedisGateException(failed + "interrupted while connecting", e);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             closeQuietly(c, p);
-            throw new RedisGateException(failed + "could not connect and subscribe within " + redisTimeout + ": " + e, e);
+            throw new RedisGateException(failed + "could not connect within " + redisTimeout + ": " + e, e);
         }
         this.connection = c;
         this.redis = c.async();
@@ -130,15 +144,16 @@ final class GateLink {
         return inFlight.get() == 0;
     }
 
-    /** Closes both connections, without waiting. */
+    /** Closes the connections, without waiting. */
     void closeAsync() {
-        connection.closeAsync();
-        notices.closeAsync();
+        closeQuietly(connection, notices);
     }
 
-    /** Closes both connections at once (a test's crash). */
+    /** Closes the connections at once (a test's crash). */
     void closeNow() {
         connection.close();
-        notices.close();
+        if (notices != null) {
+            notices.close();
+        }
     }
 }

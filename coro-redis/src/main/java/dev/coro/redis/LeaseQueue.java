@@ -186,7 +186,7 @@ final class LeaseQueue {
         this.timers = s.timers;
         this.prefix = "coro:gate:{" + name + "}:";
         this.channel = prefix + "released";
-        this.link = new GateLink(s, channel, this::onNotice, this::maybeShutDown);
+        this.link = new GateLink(s, channel, this::onNotice, this::maybeShutDown, ACQUIRE, RELEASE, CANCEL, RENEW);
         this.renewTimer = timers.schedule(this::renewTick, renewPeriod());
         this.recheckTimer = timers.schedule(this::recheckTick, recheckInterval);
     }

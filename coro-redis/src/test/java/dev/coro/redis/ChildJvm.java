@@ -82,6 +82,16 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /** The next line, whatever it is, within 60 s; fails if the child exits first. */
+    String nextLine() throws InterruptedException {
+        String line = lines.poll(60, TimeUnit.SECONDS);
+        assertNotNull(line, "no line within 60 s");
+        if (line.equals("exit")) {
+            throw new AssertionError("the child exited before it was done");
+        }
+        return line;
+    }
+
     /** Writes {@code line} to the child's standard input. */
     void send(String line) throws IOException {
         in.write(line + "\n");
