@@ -159,7 +159,7 @@ public final class Compare {
               --quick                            2 x 0.5 s warmup, 3 x 0.5 s measurement
               -f 1 -wi 3 -w 1 -i 5 -r 1          forks, warmup and measurement iterations and times (JMH)
               -h                                 every JMH option
-            ./coro bench --memory [--waiters N] [--rounds R] [--histogram] [NAMES]   bytes per suspended waiter
+            ./coro bench --memory [--waiters N] [--rounds R] [--histogram] [--layout] [NAMES]   bytes per suspended waiter
             ./coro bench --timers [--timers N] [--rounds R] [NAMES]                 timers: rate and lateness
             ./coro bench --echo [--quick] [--connections C] [--round-trips N] [NAMES]   TCP echo over loopback
             ./coro bench --keyed-memory [--keys N]                                  heap per idle key of a keyed gate

@@ -4,6 +4,8 @@ import dev.coro.bench.peers.KotlinxMutexPeers;
 import dev.coro.bench.peers.KotlinxMutexWaiters;
 import dev.coro.bench.peers.KotlinxPeers;
 import dev.coro.channel.Channel;
+import dev.coro.gate.Admission;
+import dev.coro.gate.CapacityGate;
 import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.sync.AsyncMutex;
 import dev.coro.task.Scope;
@@ -25,12 +27,15 @@ import javax.management.ObjectName;
 import kotlinx.coroutines.CoroutineDispatcher;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import org.openjdk.jol.info.ClassLayout;
+import org.openjdk.jol.vm.VM;
 import picocli.CommandLine.Option;
 
 /**
  * waiter-memory: retained heap per task suspended on a held lock, for Coro's {@link AsyncMutex},
- * kotlinx's {@code Mutex} and a virtual thread parked in {@link ReentrantLock#lock()}. A plain main, not
- * a JMH benchmark: it measures bytes, not time.
+ * kotlinx's {@code Mutex} and a virtual thread parked in {@link ReentrantLock#lock()}; and for Coro
+ * tasks suspended in {@code CapacityGate(1).within} and on a rendezvous channel (receivers, senders).
+ * A plain main, not a JMH benchmark: it measures bytes, not time.
  *
  * <p>Per implementation and round: take the lock on the main thread, force a few full GCs and read
  * the used heap; start {@code --waiters} (200,000) tasks / coroutines / virtual threads that each
@@ -50,13 +55,16 @@ import picocli.CommandLine.Option;
  * <p>Options: {@code --waiters N} (200000), {@code --rounds R} measured rounds per implementation (3;
  * the median is reported, min and max beside it), {@code --histogram} (also print, per
  * implementation, the classes whose live instances grew most, per waiter: the class histogram of
- * {@code jcmd <pid> GC.class_histogram}, taken through the DiagnosticCommand MBean), and
- * implementation names to run a subset ({@code coro}, {@code kotlinx}, {@code virtualThreads}).
+ * {@code jcmd <pid> GC.class_histogram}, taken through the DiagnosticCommand MBean), {@code --layout}
+ * (first print the field layout, by JOL, of the objects a suspended Coro task keeps), and
+ * implementation names to run a subset ({@link #IMPLS}: {@code coro}, {@code kotlinx},
+ * {@code virtualThreads}, {@code coroCapacityGate}, {@code coroChannelReceiver}, {@code coroChannelSender}).
  * Run it with {@code ./coro bench --memory [options]}, which forks a JVM with the benchmarks' flags.
  */
 public final class WaiterMemory {
     /** Implementations, in table order; the first is the baseline. */
-    static final List<String> IMPLS = List.of("coro", "kotlinx", "virtualThreads", "coroChannelReceiver", "coroChannelSender");
+    static final List<String> IMPLS = List.of("coro", "kotlinx", "virtualThreads", "coroCapacityGate",
+            "coroChannelReceiver", "coroChannelSender");
 
     private static final long SETTLE_MILLIS = 300;
     private static final long ARRIVAL_TIMEOUT_SECONDS = Long.getLong("bench.hangSeconds", 60);
@@ -113,6 +121,9 @@ public final class WaiterMemory {
         @Option(names = "--histogram", description = "one more round that diffs the class histograms")
         boolean histogram;
 
+        @Option(names = "--layout", description = "first print the field layout (JOL) of a suspended Coro task's objects")
+        boolean layout;
+
         @Mixin
         Arguments.Help help;
 
@@ -143,6 +154,9 @@ public final class WaiterMemory {
         defaultProperty("jdk.virtualThreadScheduler.parallelism", String.valueOf(Pools.WORKERS));
         defaultProperty("kotlinx.coroutines.scheduler.core.pool.size", String.valueOf(Pools.WORKERS));
 
+        if (settings.layout) {
+            System.out.print(layouts());
+        }
         List<Measurement> results = new ArrayList<>();
         for (String impl : impls) {
             try (Subject subject = subject(impl)) {
@@ -161,6 +175,7 @@ public final class WaiterMemory {
     private static Subject subject(String impl) {
         return switch (impl) {
             case "coro" -> new CoroSubject();
+            case "coroCapacityGate" -> new GateSubject();
             case "kotlinx" -> kotlinxSubject();
             case "virtualThreads" -> VirtualThreadRound::new;
             case "coroChannelReceiver" -> new ChannelSubject(true);
@@ -248,6 +263,20 @@ public final class WaiterMemory {
             last = used;
         }
         return last;
+    }
+
+    /**
+     * The field layout, as this JVM lays it out (JOL), of every object a Coro task suspended in a
+     * wait keeps alive: its fiber and its step (and the frame array it keeps only from a second frame).
+     */
+    static String layouts() throws ClassNotFoundException {
+        StringBuilder out = new StringBuilder();
+        out.append(VM.current().details()).append('\n');
+        for (String name : List.of("dev.coro.task.Fiber", "dev.coro.task.AsyncStep")) {
+            out.append(ClassLayout.parseClass(Class.forName(name)).toPrintable()).append('\n');
+        }
+        out.append(ClassLayout.parseInstance(new Object[4]).toPrintable()).append('\n');
+        return out.toString();
     }
 
     /** The live-object class histogram ({@code GC.class_histogram}; it runs a full GC first). */
@@ -398,6 +427,62 @@ public final class WaiterMemory {
             scope.joinBlocking();
             if (mutex.isLocked()) {
                 throw new IllegalStateException("the AsyncMutex is still locked after every waiter ended");
+            }
+            return acquired;
+        }
+    }
+
+    /** Waiters suspended in {@code CapacityGate(1).within(...)} instead of on a mutex. */
+    private static final class GateSubject implements Subject {
+        final WorkStealingPool pool = WorkStealingPool.create(Pools.WORKERS, "mem-gate");
+
+        @Override
+        public Round newRound() {
+            return new GateRound(pool);
+        }
+
+        @Override
+        public void close() {
+            pool.close();
+        }
+    }
+
+    /**
+     * Every waiter is the same task, {@code announce.then(gate.within(count))}, spawned {@code n}
+     * times; the main thread holds the gate's one permit (an {@code Admission}) until release.
+     */
+    private static final class GateRound implements Round {
+        final CapacityGate gate = new CapacityGate(1);
+        final Scope scope;
+        final AtomicInteger arrived = new AtomicInteger();
+        final Admission held;
+        long acquired; // guarded by the gate
+
+        GateRound(WorkStealingPool pool) {
+            scope = Scope.on(pool);
+            held = gate.tryAcquire().join();
+        }
+
+        @Override
+        public void park(int n) {
+            Task<Void> waiter = Task.fromRunnable(arrived::incrementAndGet)
+                    .then(gate.within(Task.fromRunnable(() -> acquired++)));
+            for (int i = 0; i < n; i++) {
+                scope.spawn(waiter);
+            }
+        }
+
+        @Override
+        public boolean parked(int n) {
+            return arrived.get() == n;
+        }
+
+        @Override
+        public long release() {
+            held.exit();
+            scope.joinBlocking();
+            if (gate.available() != 1) {
+                throw new IllegalStateException("the CapacityGate has " + gate.available() + " free after every waiter ended");
             }
             return acquired;
         }

@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
@@ -53,9 +54,11 @@ public abstract class AdmissionEngine {
      *    allocates nothing per wait. Its tag is written on the node before the push publishes it.
      *    Observation (outside the decision): observers (volatile array, copy on write) are told how
      *    every admission and queued wait ended; while one is added or a JFR recording enables
-     *    WaitEvent, a queued waiter's node also carries a WaitTiming (written before the push, taken
-     *    once with a getAndSet by whichever path ends the wait: admit, expiry, or its departure),
-     *    and nothing otherwise. The primitive's class (observedAs) names it in the events.
+     *    WaitEvent, a queued waiter has a WaitTiming in the side table timings (a ConcurrentHashMap
+     *    by node identity, created on the first observed wait: put before the push, taken once with
+     *    a remove by whichever path ends the wait: admit, expiry, or its departure), and nothing
+     *    otherwise: the node itself has no field for it, so an unobserved waiter pays nothing. The
+     *    primitive's class (observedAs) names it in the events.
      *
      * 2. Transitions.
      *    fast path (tryEnterNow): intake empty, CAS owner 0 -> 1, re-check intake, order and close
@@ -251,6 +254,11 @@ public abstract class AdmissionEngine {
     private Object closedReason;
     /** The primitive's class, as its waits are recorded ({@link #observedAs}); set before sharing. */
     private Class<?> primitive;
+    /**
+     * The timings of the queued waits that are observed, by node (part 1): null until a wait is
+     * observed. WaitNode does not override equals or hashCode, so the keys compare by identity.
+     */
+    private volatile ConcurrentHashMap<WaitNode, WaitTiming> timings;
     /** The observers of waits ({@link #addObserver}), or null: copy on write. */
     private volatile WaitObserver[] observers;
     /** The owning thread, kept only when assertions are enabled (I1). */
@@ -337,6 +345,32 @@ public abstract class AdmissionEngine {
     private WaitTiming startTiming(Object tag) {
         WaitEvent event = WaitEvent.startIfEnabled(primitive, ruleWeight(tag));
         return event != null || observers != null ? new WaitTiming(System.nanoTime(), event) : null;
+    }
+
+    /** The side table of the observed waits' timings (part 1), created on first use. */
+    private ConcurrentHashMap<WaitNode, WaitTiming> timings() {
+        ConcurrentHashMap<WaitNode, WaitTiming> m = timings;
+        if (m == null) {
+            m = new ConcurrentHashMap<>();
+            Object witness = TIMINGS.compareAndExchange(this, null, m);
+            if (witness != null) {
+                @SuppressWarnings("unchecked")
+                ConcurrentHashMap<WaitNode, WaitTiming> won = (ConcurrentHashMap<WaitNode, WaitTiming>) witness;
+                m = won;
+            }
+        }
+        return m;
+    }
+
+    /**
+     * Takes the timing of {@code node}'s wait, once: the path that ends the wait reports it. One read
+     * of a null field while no wait was ever observed.
+     *
+     * @return the timing, or null (the wait was not observed, or another path took it)
+     */
+    private WaitTiming takeTiming(WaitNode node) {
+        ConcurrentHashMap<WaitNode, WaitTiming> m = timings;
+        return m == null ? null : m.remove(node);
     }
 
     /** A queued wait ended with {@code outcome} (a WaitObserver code): its JFR event and the observers. */
@@ -641,12 +675,17 @@ public abstract class AdmissionEngine {
         }
         node.tag(tag); // published by the push
         WaitTiming timing = startTiming(tag); // null unless someone observes waits
-        node.timing(timing);
+        if (timing != null) {
+            timings().put(node, timing); // before the push that publishes the node
+        }
         if (intake.push(node) != null) {
             arrivalRefused(tag);
             node.abandon(closedReason); // refused: CLOSED
             if (timing != null) {
-                waitEnded(node.takeTiming(), WaitObserver.CANCELLED);
+                WaitTiming t = takeTiming(node);
+                if (t != null) {
+                    waitEnded(t, WaitObserver.CANCELLED);
+                }
             }
             return;
         }
@@ -699,7 +738,7 @@ public abstract class AdmissionEngine {
 
     /** The intake's Departures: a queued waiter departed (its node's hook, on the departing thread). */
     private void waiterDeparted(WaitNode node) {
-        WaitTiming t = node.takeTiming();
+        WaitTiming t = takeTiming(node);
         if (t != null) {
             waitEnded(t, WaitObserver.CANCELLED); // (an expiry takes it before it rejects the node)
         }
@@ -1040,7 +1079,7 @@ public abstract class AdmissionEngine {
     /** Owner only: admits {@code w}, decided with ruleTryEnter; undoes it if it departed first (I3). */
     private void admit(WaitNode w) {
         Object tag = w.tag(); // read first: once admitted, the waiter may run on and reuse its node
-        WaitTiming t = w.takeTiming();
+        WaitTiming t = takeTiming(w);
         if (w.admit(null)) {
             ruleEntered(tag);
             if (t != null) {
@@ -1139,7 +1178,7 @@ public abstract class AdmissionEngine {
                     break;
                 }
                 heap.removeFirst();
-                WaitTiming t = w.takeTiming();
+                WaitTiming t = takeTiming(w);
                 boolean expired = w.reject(ruleTimeout(w.tag())); // departs: its weight reaches ruleDeparted next pass
                 if (t != null) {
                     waitEnded(t, expired ? WaitObserver.TIMED_OUT : WaitObserver.CANCELLED);
@@ -1259,6 +1298,7 @@ public abstract class AdmissionEngine {
     }
 
     private static final VarHandle OBSERVERS;
+    private static final VarHandle TIMINGS;
     private static final VarHandle OWNER;
     private static final VarHandle PENDING_RELEASES;
     private static final VarHandle PENDING_SIGNALS;
@@ -1269,6 +1309,7 @@ public abstract class AdmissionEngine {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             OWNER = lookup.findVarHandle(AdmissionEngine.class, "owner", int.class);
             OBSERVERS = MethodHandles.lookup().findVarHandle(AdmissionEngine.class, "observers", WaitObserver[].class);
+            TIMINGS = lookup.findVarHandle(AdmissionEngine.class, "timings", ConcurrentHashMap.class);
             PENDING_RELEASES = lookup.findVarHandle(AdmissionEngine.class, "pendingReleases", long.class);
             PENDING_SIGNALS = lookup.findVarHandle(AdmissionEngine.class, "pendingSignals", int.class);
             PENDING_DEPARTURES = lookup.findVarHandle(AdmissionEngine.class, "pendingDepartures", long.class);

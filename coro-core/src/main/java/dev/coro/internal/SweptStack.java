@@ -18,19 +18,27 @@ import java.lang.invoke.VarHandle;
 abstract class SweptStack {
     /* Implementation overview.
      *
-     * 1. Representation. The stack itself is the subclass's (a head word and a link per node). Here:
+     * 1. Representation. The stack itself is the subclass's (a head word and a link per node). Here
+     *    one word, steering (volatile Steering): null until the first node is left linked (most
+     *    stacks, a task's waiters above all, only ever pop their top, and so keep no counts: a
+     *    fiber is a SignalList, and a suspended task keeps its fiber), then a Steering, set once by
+     *    CAS, holding:
      *    sweeping (volatile int): 0/1, the single-sweeper try-lock.
-     *    deadCount (plain int): nodes that left the live set since the last sweep and may still be
-     *      linked (not unlinked on the spot).
-     *    departed (plain int): every node that left the live set since the last sweep (dead or
-     *      unlinked at once or drained), saturating at Integer.MAX_VALUE.
-     *    liveAtLastSweep (plain int): the live nodes the last sweep kept.
+     *    deadCount (plain int): nodes that left the live set since the last sweep (or since the
+     *      steering was made) and may still be linked (not unlinked on the spot).
+     *    departed (plain int): every node that left the live set since the last sweep, or since the
+     *      steering was made (dead or unlinked at once or drained), saturating at Integer.MAX_VALUE.
+     *    liveAtLastSweep (plain int): the live nodes the last sweep kept; 0 before the first sweep.
      *    liveAtLastSweep - departed is a lower bound of the live nodes still linked (adds only raise
-     *    the live count), so sweeping when deadCount > liveAtLastSweep - departed + SLACK keeps
-     *    linked <= 2 * live + SLACK when one thread works the stack.
+     *    the live count; before the first sweep it is at most 0, a bound too, whichever departures
+     *    came before the steering was made), so sweeping when deadCount > liveAtLastSweep - departed
+     *    + SLACK keeps linked <= 2 * live + SLACK when one thread works the stack. Every node left
+     *    linked is counted in deadCount: the first one makes the steering.
      *
-     * 2. Transitions. leftAtTop: departed++. leftDrained(n): departed += n. leftLinked: departed++,
-     *    deadCount++, then a sweep if the trigger holds. sweep (try-lock): counts reset; for each
+     * 2. Transitions. leftAtTop: departed++. leftDrained(n): departed += n. Both change nothing while
+     *    there is no steering. leftLinked: makes the steering if there is none (CAS null -> new;
+     *    the loser uses the winner's), then departed++, deadCount++, then a sweep if the trigger
+     *    holds. sweep (try-lock): counts reset; for each
      *    live pred, pred.link = the first live node below it (skipping only dead nodes); the live
      *    nodes kept become liveAtLastSweep.
      *
@@ -44,7 +52,8 @@ abstract class SweptStack {
      *    resets them from what it walked. The links the sweep writes are the subclass's volatile
      *    fields, so a concurrent reader sees either the old or the new successor, both reachable
      *    through dead nodes only (S1). sweeping is volatile: its CAS and its release write bracket
-     *    one sweep at a time.
+     *    one sweep at a time. steering is volatile and written once, by CAS, so every thread uses
+     *    the same try-lock.
      *
      * 6. Progress. The sweep is a try-lock nobody waits for: a thread that finds it taken skips.
      *    Cost: a sweep walks live + dead nodes; the trigger makes that walk at most
@@ -63,13 +72,32 @@ abstract class SweptStack {
     /** Dead nodes tolerated beyond the live estimate before a sweep. */
     static final int SWEEP_SLACK = 32;
 
-    private volatile int sweeping;
-    private int deadCount; // plain: a steering estimate, see part 5
-    private int departed; // plain: a steering estimate, see part 5
-    private int liveAtLastSweep; // plain: a steering estimate, see part 5
+    /** The sweep's try-lock and counts (part 1): made when a node is first left linked. */
+    private static final class Steering {
+        volatile int sweeping;
+        int deadCount; // plain: a steering estimate, see part 5
+        int departed; // plain: a steering estimate, see part 5
+        int liveAtLastSweep; // plain: a steering estimate, see part 5
+    }
 
-    /** Creates an empty steering (no field per instance beyond the four above: a task's fiber has them). */
+    /** Null until a node is first left linked, then set once (part 1). */
+    private volatile Steering steering;
+
+    /** Creates a stack with no steering yet (one field per instance: a task's fiber is one). */
     SweptStack() {}
+
+    /** The steering, made if there is none yet (part 2). */
+    private Steering steering() {
+        Steering st = steering;
+        if (st == null) {
+            st = new Steering();
+            Steering witness = (Steering) STEERING.compareAndExchange(this, (Steering) null, st);
+            if (witness != null) {
+                st = witness;
+            }
+        }
+        return st;
+    }
 
     /** Dead nodes tolerated beyond the live estimate before a sweep; tests use 0 (sweep at once). */
     int sweepSlack() {
@@ -93,38 +121,49 @@ abstract class SweptStack {
 
     /** A node left the live set and was unlinked at once (it was on top). */
     final void leftAtTop() {
-        int d = departed;
-        if (d != Integer.MAX_VALUE) { // saturate: a long run of pops must not wrap it
-            departed = d + 1;
+        Steering st = steering;
+        if (st != null) { // none: nothing was left linked, so there is nothing to steer (part 1)
+            int d = st.departed;
+            if (d != Integer.MAX_VALUE) { // saturate: a long run of pops must not wrap it
+                st.departed = d + 1;
+            }
         }
     }
 
     /** {@code count} live nodes left the stack at once (a take). */
     final void leftDrained(int count) {
-        long d = (long) departed + count;
-        departed = (int) Math.min(d, Integer.MAX_VALUE);
+        Steering st = steering;
+        if (st != null) {
+            long d = (long) st.departed + count;
+            st.departed = (int) Math.min(d, Integer.MAX_VALUE);
+        }
     }
 
     /** A node left the live set and may still be linked: counts it dead, and sweeps if due. */
     final void leftLinked() {
-        int gone = departed;
+        Steering st = steering();
+        int gone = st.departed;
         if (gone != Integer.MAX_VALUE) {
-            departed = ++gone;
+            st.departed = ++gone;
         }
-        int dead = ++deadCount;
-        if (dead > liveAtLastSweep - gone + sweepSlack()) {
-            sweep();
+        int dead = ++st.deadCount;
+        if (dead > st.liveAtLastSweep - gone + sweepSlack()) {
+            sweep(st);
         }
     }
 
     /** Unlinks the dead nodes below the top, unless another thread is sweeping. */
     final void sweep() {
-        if (sweeping != 0 || !SWEEPING.compareAndSet(this, 0, 1)) {
+        sweep(steering());
+    }
+
+    private void sweep(Steering st) {
+        if (st.sweeping != 0 || !SWEEPING.compareAndSet(st, 0, 1)) {
             return;
         }
         try {
-            deadCount = 0;
-            departed = 0;
+            st.deadCount = 0;
+            st.departed = 0;
             int live = 0;
             Object pred = top();
             if (isNode(pred)) {
@@ -145,17 +184,19 @@ abstract class SweptStack {
                     }
                 }
             }
-            liveAtLastSweep = live;
+            st.liveAtLastSweep = live;
         } finally {
-            sweeping = 0;
+            st.sweeping = 0;
         }
     }
 
     private static final VarHandle SWEEPING;
+    private static final VarHandle STEERING;
 
     static {
         try {
-            SWEEPING = MethodHandles.lookup().findVarHandle(SweptStack.class, "sweeping", int.class);
+            SWEEPING = MethodHandles.lookup().findVarHandle(Steering.class, "sweeping", int.class);
+            STEERING = MethodHandles.lookup().findVarHandle(SweptStack.class, "steering", Steering.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

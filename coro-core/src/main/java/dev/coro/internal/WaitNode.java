@@ -54,12 +54,6 @@ public abstract class WaitNode extends SignalList.Node {
      * set through a completer's {@code onCancel}, or {@link #HOOK_DONE}. Run once, by {@link #departed()}.
      */
     private volatile Object hook;
-    /**
-     * The timing of this node's wait ({@link WaitTiming}: its start and JFR event), or null: set by
-     * the engine before the push publishes the node, only while someone observes waits; taken once,
-     * by whichever path ends the wait.
-     */
-    private volatile WaitTiming timing;
 
     /** Creates an unqueued node. */
     protected WaitNode() {}
@@ -81,20 +75,6 @@ public abstract class WaitNode extends SignalList.Node {
      */
     public final void tag(Object tag) {
         this.tag = tag;
-    }
-
-    /** Sets the wait's timing, before the push that publishes the node. */
-    final void timing(WaitTiming t) {
-        timing = t;
-    }
-
-    /**
-     * Takes the wait's timing, once: the path that ends the wait reports it.
-     *
-     * @return the timing, or null (the wait was not observed, or another path took it)
-     */
-    final WaitTiming takeTiming() {
-        return timing == null ? null : (WaitTiming) TIMING.getAndSet(this, (WaitTiming) null);
     }
 
     /**
@@ -208,12 +188,10 @@ public abstract class WaitNode extends SignalList.Node {
     }
 
     private static final VarHandle HOOK;
-    private static final VarHandle TIMING;
 
     static {
         try {
             HOOK = MethodHandles.lookup().findVarHandle(WaitNode.class, "hook", Object.class);
-            TIMING = MethodHandles.lookup().findVarHandle(WaitNode.class, "timing", WaitTiming.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -9,11 +9,14 @@ import java.util.Objects;
 /**
  * One suspension of a {@link Fiber}: the completer handed to an asynchronous body, and the handshake
  * between that body's completion and the fiber deciding to suspend. The same object is the waiter's
- * node in a primitive's queue (it is a {@link WaitNode}) and its registration on the cancellation
- * token (a {@link dev.coro.internal.SignalList.Node}): one allocation per suspension (48 bytes with
- * compressed oops: its fields and its two superclasses' fill six words exactly).
+ * node in a primitive's queue (it is a {@link WaitNode}), its registration on the cancellation
+ * token (a {@link dev.coro.internal.SignalList.Node}), and the continuation its resumption hands to
+ * the fiber's scheduler (a {@link Runnable} that runs the fiber on from this step): one allocation
+ * per suspension (48 bytes with compressed oops and class pointers: a 12-byte header and nine
+ * 4-byte fields, two of SignalList.Node, four of WaitNode, three here). A suspended task keeps this
+ * step and its fiber, nothing else of its own (see Fiber); LayoutTest pins the field counts.
  */
-final class AsyncStep extends WaitNode implements Completer<Object> {
+final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
     /* Implementation overview.
      *
      * 1. Representation. result (volatile Object):
@@ -39,9 +42,9 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
      *    replaced SUSPENDED. I2: a step whose CAS replaced null is continued by the fiber itself.
      *
      * 5. Memory ordering. Both CASes are volatile: the fiber's CAS (release) publishes its frame
-     *    state to the completer, which then hands the fiber to a scheduler; the completer's CAS
-     *    (release) publishes the result, read by the fiber after its failed CAS (acquire) or after
-     *    the scheduler hand-off.
+     *    state to the completer, which then hands this step (and so the fiber) to a scheduler; the
+     *    completer's CAS (release) publishes the result, read by the fiber after its failed CAS
+     *    (acquire) or, through the step, after the scheduler hand-off.
      *
      * 6. Progress: lock-free; each side does one CAS (a completer retries only after the fiber's
      *    null -> SUSPENDED CAS, at most once).
@@ -52,8 +55,10 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
      *    (WaitNode: an action set after that runs at once). A queue's hook unlinks the node and
      *    gives back what it had reserved (WaitQueue part 7).
      *
-     * 8. Resumption: Resume.dispatch hands the fiber to its scheduler, inline through the
-     *    trampoline when the completing thread already runs it.
+     * 8. Resumption: Resume.dispatch hands this step (a Runnable: run() is fiber.resume(this)) to
+     *    the fiber's scheduler, inline through the trampoline when the completing thread already
+     *    runs it. The step is the resumed fiber's only way to its result, so the fiber keeps no
+     *    field for the suspension in progress.
      *
      * 9. References: seed 000 (the same one-word handshake, with SUSPENDED as "the waiting
      *    continuation"); DESIGN principles 2, 3, 5.
@@ -101,7 +106,7 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
                     departed(); // before the resumption: the queue is told before the task runs on
                 }
                 if (cur == SUSPENDED) {
-                    Resume.dispatch(fiber, context.scheduler());
+                    Resume.dispatch(this, context.scheduler()); // run() resumes the fiber from here
                 }
                 return true;
             }
@@ -122,6 +127,20 @@ final class AsyncStep extends WaitNode implements Completer<Object> {
     @Override
     public boolean cancel() {
         return settleEncoded(Completion.CANCELLED);
+    }
+
+    /**
+     * The resumption (I1: once, after the CAS that replaced SUSPENDED): runs the fiber on from here.
+     * Only Resume.dispatch calls it; the check refuses a stray call while the step is pending (the
+     * step is a completer too, handed to user code).
+     */
+    @Override
+    public void run() {
+        Object r = result;
+        if (r == null || r == SUSPENDED) {
+            throw new IllegalStateException("a suspension resumes only once it has completed");
+        }
+        fiber.resume(this, r);
     }
 
     /** The token fired while this step was linked on its list. */

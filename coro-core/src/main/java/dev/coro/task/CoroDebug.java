@@ -196,7 +196,7 @@ public final class CoroDebug {
         }
         List<SuspendedTask> out = new ArrayList<>();
         for (Map.Entry<Fiber<?>, DebugProbes.FiberInfo> e : DebugProbes.fibers()) {
-            AsyncStep step = e.getKey().pendingStep();
+            AsyncStep step = e.getValue().step();
             if (step == null || step.isSettled()) {
                 continue; // running, or resuming
             }

@@ -36,6 +36,18 @@ final class DebugProbes {
         private final List<StackWalker.StackFrame> frames;
         /** System.nanoTime() when its current (or last) wait began; 0: it has not waited yet. */
         volatile long suspendedAt;
+        /**
+         * Its current (or last) suspension, for the dump: a settled one means it is running or
+         * resuming. Kept here, in debug mode only, so that a fiber needs no field for it; weakly,
+         * because the step references the fiber, which the registry must not keep alive.
+         */
+        volatile WeakReference<AsyncStep> step;
+
+        /** Its current (or last) suspension, or null. */
+        AsyncStep step() {
+            WeakReference<AsyncStep> s = step;
+            return s == null ? null : s.get();
+        }
 
         FiberInfo(long id, List<StackWalker.StackFrame> frames) {
             this.id = id;
@@ -70,11 +82,12 @@ final class DebugProbes {
         FIBERS.put(new WeakKey(fiber, DEAD_FIBERS), new FiberInfo(IDS.incrementAndGet(), userFrames()));
     }
 
-    /** The fiber is about to wait (it has built its step). */
-    static void suspending(Fiber<?> fiber) {
+    /** The fiber is about to wait on {@code step} (it has built it). */
+    static void suspending(Fiber<?> fiber, AsyncStep step) {
         FiberInfo info = FIBERS.get(new Lookup(fiber));
         if (info != null) {
             info.suspendedAt = System.nanoTime();
+            info.step = new WeakReference<>(step); // weak: the step holds the fiber, the registry's weak key
         }
     }
 

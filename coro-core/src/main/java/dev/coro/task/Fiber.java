@@ -14,7 +14,16 @@ import java.util.concurrent.RejectedExecutionException;
  * joining thread, a scope, a parent combinator, a spawn handle) registers on it.
  *
  * <p>A fiber is run by one thread at a time: it is handed from thread to thread only through a
- * scheduler submission or through the {@link AsyncStep} handshake, both of which publish its fields.
+ * scheduler submission (of the fiber, for a start or a hop; of its {@link AsyncStep}, for a
+ * resumption) or through the step's handshake, all of which publish its fields.
+ *
+ * <p>Memory: a suspended task keeps this object and its step, and nothing else of its own while its
+ * stack holds at most one frame (the frame is kept in {@link #frames} itself, an array only from the
+ * second; a fiber about to wait with one frame or none drops the array it made earlier). So the
+ * fields are few on purpose: the result in flight across a hop is one encoded word ({@link #val}, no
+ * separate kind), the thread contexts ride with the listener ({@link Carrying}, only when a
+ * propagator is registered), and the step in progress is not kept here (the step resumes the fiber
+ * itself; the task dump finds it through the debug registry). WaiterLayoutTest pins the fields.
  */
 final class Fiber<T> extends Completion implements Runnable {
     /** Told, on the fiber's last thread, when the fiber has completed (before its waiters fire). */
@@ -25,32 +34,50 @@ final class Fiber<T> extends Completion implements Runnable {
     private static final int VALUE = 0, ERROR = 1, CANCEL = 2;
     private static final Object RESTORE = new Object();
 
-    private final Listener listener;
+    /**
+     * The listener, or null; or, when thread contexts were captured at the start, a {@link Carrying}
+     * that holds both (one field: most fibers carry no context).
+     */
+    private final Object listener;
     private Context ctx;
-    /** The node to evaluate next, or null when a result (kind, val) is travelling up the stack. */
+    /**
+     * Saved across a hop (a start is a hop too): the node to evaluate next, or null when a result
+     * travels up the stack ({@link #val}). Taken (cleared) by the run that continues.
+     */
     private Task<?> cur;
-    private int kind;
+    /**
+     * Saved across a hop whose {@link #cur} is null: the result travelling up the stack, encoded as a
+     * {@link Completion} result (raw value, NULL, Failed, CANCELLED, Cancelled). Taken by the run
+     * that continues, so a suspended fiber keeps no stale result alive.
+     */
     private Object val;
-    private Object[] stack;
+    /**
+     * The frames: null (none), the one frame itself (when sp is 1 and this is not an array: a frame
+     * is a task node, a saved Context or RESTORE, never an {@code Object[]}), or an array holding
+     * sp frames (kept once made, except that a wait with at most one frame drops it).
+     */
+    private Object frames;
     private int sp;
-    /** The suspension in progress, or null. */
-    private AsyncStep step;
-    /** The thread contexts captured at the start, installed around each run; null: none registered. */
-    private final ContextPropagation.Carried carried;
 
     Fiber(Task<? extends T> task, Context ctx, Listener listener) {
         this.cur = task;
         this.ctx = ctx;
-        this.listener = listener;
-        this.carried = ContextPropagation.capture(); // on the starting thread
+        ContextPropagation.Carried carried = ContextPropagation.capture(); // on the starting thread
+        this.listener = carried == null ? listener : new Carrying(listener, carried);
         if (CoroDebug.ENABLED) { // a constant: off, the JIT drops the branch
             DebugProbes.created(this);
         }
     }
 
-    /** The suspension in progress, or null: for the task dump, read racily from its thread. */
-    AsyncStep pendingStep() {
-        return step;
+    /** The listener and the thread contexts captured at the start, installed around each run. */
+    private static final class Carrying {
+        final Listener listener;
+        final ContextPropagation.Carried contexts;
+
+        Carrying(Listener listener, ContextPropagation.Carried contexts) {
+            this.listener = listener;
+            this.contexts = contexts;
+        }
     }
 
     /** Starts the fiber on its context's scheduler (submitted, never inline). */
@@ -64,54 +91,83 @@ final class Fiber<T> extends Completion implements Runnable {
         }
     }
 
+    /** Runs the fiber from where a start or a hop left it, until it suspends or completes. */
     @Override
     public void run() {
-        ContextPropagation.Carried c = carried;
-        if (c == null) {
-            runSteps();
+        runFrom(null, null);
+    }
+
+    /**
+     * Runs the fiber on from the suspension {@code s}, which has settled with {@code encoded} and
+     * whose resumption runs this (on the fiber's scheduler, Resume.dispatch), until it suspends
+     * again or completes.
+     */
+    void resume(AsyncStep s, Object encoded) {
+        runFrom(s, encoded);
+    }
+
+    private void runFrom(AsyncStep s, Object encoded) {
+        if (!(listener instanceof Carrying c)) {
+            runSteps(s, encoded);
             return;
         }
-        Object[] previous = c.install();
+        Object[] previous = c.contexts.install();
         try {
-            runSteps();
+            runSteps(s, encoded);
         } finally {
-            c.restore(previous); // final state only: another thread may be running this fiber by now
+            c.contexts.restore(previous); // final state only: another thread may be running this fiber by now
         }
     }
 
-    /** Runs the fiber until it suspends or completes. */
-    private void runSteps() {
-        AsyncStep s = step;
+    /**
+     * Runs the fiber until it suspends or completes: from the step {@code s} with its result
+     * {@code encoded}, or (s null) from a hop.
+     */
+    private void runSteps(AsyncStep s, Object encoded) {
         if (s != null) { // resumed after a suspension
-            step = null;
             unregister(s);
-            takeResult(s.result());
+        } else {
+            Task<?> t = cur;
+            if (t != null) {
+                cur = null;
+                loop(t, VALUE, null);
+                return;
+            }
+            encoded = val;
+            val = null;
         }
-        loop();
+        int k = kindOf(encoded);
+        loop(null, k, payloadOf(encoded, k));
     }
 
-    private void takeResult(Object encoded) {
-        cur = null;
-        if (encoded == CANCELLED) {
-            kind = CANCEL;
-            val = null;
-        } else if (encoded instanceof Failed f) {
-            kind = ERROR;
-            val = f.error;
-        } else if (encoded instanceof Cancelled) { // cancelled with a reason: val carries the box up
-            kind = CANCEL;
-            val = encoded;
-        } else {
-            kind = VALUE;
-            val = decodeValue(encoded);
-        }
+    /** The channel of an encoded result. */
+    private static int kindOf(Object encoded) {
+        return encoded instanceof Failed ? ERROR : isCancelled(encoded) ? CANCEL : VALUE;
+    }
+
+    /**
+     * What travels up the stack for an encoded result on channel {@code k}: the value, the error, or
+     * for the cancelled channel null or the box that carries a reason.
+     */
+    private static Object payloadOf(Object encoded, int k) {
+        return switch (k) {
+            case VALUE -> decodeValue(encoded);
+            case ERROR -> ((Failed) encoded).error;
+            default -> encoded == CANCELLED ? null : encoded; // a Cancelled box carries its reason up
+        };
+    }
+
+    /** The encoded result of channel {@code k} with {@code v}: the inverse of kindOf and payloadOf. */
+    private static Object encode(int k, Object v) {
+        return switch (k) {
+            case VALUE -> encodeValue(v);
+            case ERROR -> new Failed((Throwable) v);
+            default -> v instanceof Cancelled ? v : CANCELLED; // a CANCEL carries null or its reason's box
+        };
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private void loop() {
-        Task<?> t = cur;
-        int k = kind;
-        Object v = val;
+    private void loop(Task<?> t, int k, Object v) {
         for (;;) {
             if (t != null) {
                 switch (t.tag) {
@@ -198,9 +254,8 @@ final class Fiber<T> extends Completion implements Runnable {
                                 return;
                             }
                             ctx = saved; // refused: unwind the region with the refusal as its error
-                            sp -= 2;
-                            stack[sp] = null;
-                            stack[sp + 1] = null;
+                            pop(); // RESTORE
+                            pop(); // saved
                             v = new RejectedExecutionException("startOn: " + next.scheduler() + " refused the task");
                             k = ERROR;
                             t = null;
@@ -264,22 +319,23 @@ final class Fiber<T> extends Completion implements Runnable {
                             s.markUnlisted(); // plain write: the step is not shared yet
                         }
                         if (CoroDebug.ENABLED) {
-                            DebugProbes.suspending(this);
+                            DebugProbes.suspending(this, s);
                         }
-                        step = s;
                         try {
                             a.body.accept(s);
                         } catch (Throwable e) {
                             s.fail(e);
                         }
+                        if (sp <= 1 && frames instanceof Object[] fs && s.result() == null) {
+                            frames = sp == 0 ? null : fs[0]; // about to wait: keep no array for one frame
+                        } // (still ours: only the fiber continues a step completed before trySuspend, I2)
                         if (s.trySuspend()) {
-                            return; // the completer resumes us; do not touch fields from here on
+                            return; // the completer resumes us (through s.run()); do not touch fields from here on
                         }
-                        step = null;
                         unregister(s);
-                        takeResult(s.result());
-                        k = kind;
-                        v = val;
+                        Object r = s.result();
+                        k = kindOf(r);
+                        v = payloadOf(r, k);
                     }
                     default -> throw new AssertionError("unknown node " + t.tag);
                 }
@@ -288,11 +344,9 @@ final class Fiber<T> extends Completion implements Runnable {
                     finish(k, v);
                     return;
                 }
-                Object frame = stack[--sp];
-                stack[sp] = null;
+                Object frame = pop();
                 if (frame == RESTORE) {
-                    Context saved = (Context) stack[--sp];
-                    stack[sp] = null;
+                    Context saved = (Context) pop();
                     Scheduler from = ctx.scheduler();
                     ctx = saved;
                     if (saved.scheduler() != from && !saved.scheduler().isCurrent()
@@ -370,12 +424,15 @@ final class Fiber<T> extends Completion implements Runnable {
      */
     private boolean hop(Scheduler target, Task<?> next, int k, Object v) {
         cur = next;
-        kind = k;
-        val = v;
+        if (next == null) {
+            val = encode(k, v); // allocates only for an error (a Failed box; rare on a hop)
+        }
         try {
             target.execute(this);
             return true;
         } catch (RejectedExecutionException e) {
+            cur = null;
+            val = null;
             return false;
         }
     }
@@ -388,30 +445,49 @@ final class Fiber<T> extends Completion implements Runnable {
     }
 
     private void push(Object frame) {
-        Object[] s = stack;
-        if (s == null) {
-            stack = s = new Object[4]; // small: most tasks nest a few frames, and a waiting fiber keeps it
-        } else if (sp == s.length) {
-            stack = s = Arrays.copyOf(s, s.length * 2);
+        assert !(frame instanceof Object[]) : "a frame is never an array (see frames)";
+        Object fs = frames;
+        if (fs instanceof Object[] a) {
+            if (sp == a.length) {
+                frames = a = Arrays.copyOf(a, a.length * 2);
+            }
+            a[sp++] = frame;
+        } else if (sp == 0) {
+            frames = frame; // one frame: no array (most waiting tasks are one frame deep)
+            sp = 1;
+        } else { // the second frame: both move to an array, kept from now on
+            Object[] a = new Object[4];
+            a[0] = fs;
+            a[1] = frame;
+            frames = a;
+            sp = 2;
         }
-        s[sp++] = frame;
+    }
+
+    /** Pops the top frame; there is one (sp > 0). */
+    private Object pop() {
+        Object fs = frames;
+        if (fs instanceof Object[] a) {
+            Object frame = a[--sp];
+            a[sp] = null;
+            return frame;
+        }
+        frames = null;
+        sp = 0;
+        return fs;
     }
 
     private void finish(int k, Object v) {
-        cur = null;
-        val = null;
-        stack = null;
+        frames = null;
         if (CoroDebug.ENABLED) {
             DebugProbes.finished(this, k == ERROR, v);
         }
-        setResultRelease(switch (k) {
-            case VALUE -> encodeValue(v);
-            case ERROR -> new Failed((Throwable) v);
-            default -> v instanceof Cancelled ? v : CANCELLED; // a CANCEL carries null or its reason's box
-        });
-        if (listener != null) {
+        setResultRelease(encode(k, v));
+        Object l = listener;
+        Listener done = l instanceof Carrying c ? c.listener : (Listener) l;
+        if (done != null) {
             try {
-                listener.fiberDone(this);
+                done.fiberDone(this);
             } catch (Throwable e) {
                 Thread th = Thread.currentThread();
                 th.getUncaughtExceptionHandler().uncaughtException(th, e);
@@ -422,6 +498,6 @@ final class Fiber<T> extends Completion implements Runnable {
 
     @Override
     public String toString() {
-        return "Fiber[" + (isFired() ? "done" : step != null ? "suspended" : "running") + "]";
+        return "Fiber[" + (isFired() ? "done" : "pending") + "]";
     }
 }

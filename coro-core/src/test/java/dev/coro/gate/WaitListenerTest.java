@@ -62,6 +62,43 @@ class WaitListenerTest {
     }
 
     @Test
+    void anObservedWaitLeavesNoTimingBehindHoweverItEnds() throws Exception {
+        ManualScheduler clock = new ManualScheduler();
+        DeadlineGate gate = new DeadlineGate(1, clock);
+        Heard heard = new Heard();
+        gate.addListener(heard);
+        Admission held = gate.acquire(Duration.ofSeconds(1)).join(); // at once: no timing
+        CompletableFuture<Admission> admitted = gate.acquire(Duration.ofSeconds(1)).toCompletableFuture();
+        CompletableFuture<Admission> cancelled = gate.acquire(Duration.ofSeconds(1)).toCompletableFuture();
+        CompletableFuture<Admission> expired = gate.acquire(Duration.ofMillis(5)).toCompletableFuture();
+        CompletableFuture<Admission> closedOut = gate.acquire(Duration.ofSeconds(1)).toCompletableFuture();
+        assertEquals(4, timings(gate).size(), "one timing per queued, observed wait (the engine's side table)");
+
+        cancelled.cancel(false);
+        clock.advance(Duration.ofMillis(5).toNanos());
+        assertTrue(expired.isCompletedExceptionally(), "its deadline passed");
+        held.exit();
+        Admission second = admitted.get(10, java.util.concurrent.TimeUnit.SECONDS); // admitted when the holder left
+        gate.close(); // refuses the last one
+        assertTrue(closedOut.isCancelled());
+        second.exit();
+        assertEquals(List.of(Outcome.ADMITTED, Outcome.CANCELLED, Outcome.TIMED_OUT, Outcome.ADMITTED, Outcome.CANCELLED),
+                heard.outcomes);
+        assertEquals(0, timings(gate).size(), "every path that ends a wait takes its timing");
+        CompletableFuture<Admission> afterClose = gate.acquire(Duration.ofSeconds(1)).toCompletableFuture();
+        assertTrue(afterClose.isCancelled(), "refused at once by the closed gate");
+        assertEquals(0, timings(gate).size(), "a refused arrival leaves none");
+    }
+
+    /** The engine's side table of observed waits' timings (empty when none was ever observed). */
+    private static java.util.Map<?, ?> timings(AdmissionGate gate) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = dev.coro.internal.AdmissionEngine.class.getDeclaredField("timings");
+        f.setAccessible(true);
+        java.util.Map<?, ?> m = (java.util.Map<?, ?>) f.get(gate.engine);
+        return m == null ? java.util.Map.of() : m;
+    }
+
+    @Test
     void theMutexReportsTryLockLockAndItsWaiters() {
         AsyncMutex mutex = new AsyncMutex();
         Heard heard = new Heard();
