@@ -16,7 +16,7 @@ import java.util.concurrent.RejectedExecutionException;
  * <p>A fiber is run by one thread at a time: it is handed from thread to thread only through a
  * scheduler submission or through the {@link AsyncStep} handshake, both of which publish its fields.
  */
-final class Fiber<T> extends Completion implements Runnable {
+sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slotted {
     /** Told, on the fiber's last thread, when the fiber has completed (before its waiters fire). */
     interface Listener {
         void fiberDone(Fiber<?> fiber);
@@ -45,6 +45,20 @@ final class Fiber<T> extends Completion implements Runnable {
         this.carried = ContextPropagation.capture(); // on the starting thread
         if (CoroDebug.ENABLED) { // a constant: off, the JIT drops the branch
             DebugProbes.created(this);
+        }
+    }
+
+    /**
+     * A fiber that knows its place in a batch ({@link Scope#spawnAll}): its listener writes the result
+     * into slot {@link #slot} of the batch, so the batch needs no handle or wrapper per child.
+     */
+    static final class Slotted<T> extends Fiber<T> {
+        /** The child's index in its batch, in spawn order. */
+        final int slot;
+
+        Slotted(Task<? extends T> task, Context ctx, Listener listener, int slot) {
+            super(task, ctx, listener);
+            this.slot = slot;
         }
     }
 
