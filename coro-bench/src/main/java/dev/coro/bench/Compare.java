@@ -109,6 +109,8 @@ public final class Compare {
                     List.of("coro", "fjp", "virtualThreads", "kotlinx", "reactor")),
             new Workload(SpawnCollect.class, "spawn-collect", List.of("tasks"), "task",
                     List.of("coro", "coroJoin", "coroJoinIntoArray", "fjp")),
+            new Workload(SpawnCollectOutside.class, "spawn-collect-outside", List.of("tasks"), "task",
+                    List.of("coro", "coroJoinThenHandles", "coroSpawnAll", "fjp", "virtualThreads")),
             new Workload(PingPong.class, "ping-pong", List.of("rounds"), "round trip",
                     List.of("coro", "kotlinx", "virtualThreads")),
             new Workload(TaskOverhead.class, "task-overhead", List.of(), "op",

@@ -25,7 +25,7 @@ import java.util.concurrent.RejectedExecutionException;
  * propagator is registered), and the step in progress is not kept here (the step resumes the fiber
  * itself; the task dump finds it through the debug registry). WaiterLayoutTest pins the fields.
  */
-final class Fiber<T> extends Completion implements Runnable {
+sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slotted {
     /** Told, on the fiber's last thread, when the fiber has completed (before its waiters fire). */
     interface Listener {
         void fiberDone(Fiber<?> fiber);
@@ -77,6 +77,20 @@ final class Fiber<T> extends Completion implements Runnable {
         Carrying(Listener listener, ContextPropagation.Carried contexts) {
             this.listener = listener;
             this.contexts = contexts;
+        }
+    }
+
+    /**
+     * A fiber that knows its place in a batch ({@link Scope#spawnAll}): its listener writes the result
+     * into slot {@link #slot} of the batch, so the batch needs no handle or wrapper per child.
+     */
+    static final class Slotted<T> extends Fiber<T> {
+        /** The child's index in its batch, in spawn order. */
+        final int slot;
+
+        Slotted(Task<? extends T> task, Context ctx, Listener listener, int slot) {
+            super(task, ctx, listener);
+            this.slot = slot;
         }
     }
 

@@ -6,8 +6,6 @@ import dev.coro.internal.SignalList;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -70,10 +68,11 @@ final class Forks {
     private static final class Group extends AtomicInteger implements Fiber.Listener {
         /* Implementation overview (the watches; fibers end through fiberDone).
          *
-         * 1. Representation. The AtomicInteger: children not yet ended. children[i]: a Fiber or a
-         *    Watch. Watch.result: null until the watch ends, then the encoded result it ends with
-         *    (set once, by CAS). armed (volatile int): 0 while start() registers the watches, then
-         *    children.length.
+         * 1. Representation. The AtomicInteger: children not yet ended. children (Slots) at i: a Fiber,
+         *    a Watch, the Await of a handle whose cell was complete when start() reached it (no node:
+         *    W3), or NOT_STARTED (the token had fired before start). Watch.result: null until the
+         *    watch ends, then the encoded result it ends with (set once, by CAS). armed (volatile
+         *    int): 0 while start() registers the watches, then children.size().
          * 2. Transitions. A watch ends (result null -> r, CAS) when its cell fires it (onFire), when
          *    start finds the cell completed (its result set, perhaps not yet fired, or add refused:
          *    the same linearization as Completion's own wait), or when the group's token fires and
@@ -87,6 +86,12 @@ final class Forks {
          *    the one CAS deciding) takes every registered watch back. remove() is only called on a
          *    watch that has not ended and whose start ran (armed is written after the starts): such
          *    a watch was added, since a start that does not add ends the watch first.
+         *    W3: a wait whose cell is complete when start() reaches it (the cell's result is set: the
+         *    same linearization as Completion's own wait) takes no node and no count-down of its own:
+         *    start() counts all such waits down in one add after its loop. Until that add the count
+         *    holds them, so finish() cannot run before start() has read them all; after it, whoever brings
+         *    the count to zero (that add, or the last watch to end) runs finish(). A deciding answer
+         *    among them (an error for ALL, a value for ANY) decides in list order, at start.
          * 5. Memory ordering. result is written by CAS before the count-down (a volatile RMW), so
          *    the last count-down, which runs finish(), reads every result. Watch.await is plain:
          *    written before the add (whose CAS publishes it to the firer), dropped by the thread
@@ -100,11 +105,17 @@ final class Forks {
          */
         static final int ALL = 0, ANY = 1, TIMEOUT = 2;
 
+        /** The slot of a wait that never started: the group's token had fired before start (ends cancelled). */
+        private static final Object NOT_STARTED = new Object();
+
         private final AsyncStep parent;
         private final int mode;
         private final CancellationSource source;
-        /** Each a Fiber or a Watch, in the order of the tasks. */
-        private final Object[] children;
+        /**
+         * In the order of the tasks, each a Fiber, a Watch, the Await of a handle that was complete at
+         * start (its answer is read from its cell), or NOT_STARTED. Chunked, not one array: see Slots.
+         */
+        private final Slots children;
         private final boolean watches;
         /** The first child to end with a value (ANY) or an error (ALL, ANY); set once. */
         private volatile Object decided;
@@ -121,16 +132,16 @@ final class Forks {
             Context ctx = parent.context();
             this.source = CancellationSource.linkedTo(ctx.token());
             Context childCtx = ctx.withToken(source.token());
-            this.children = new Object[tasks.size()];
+            this.children = new Slots(tasks.size());
             boolean any = false;
-            for (int i = 0; i < children.length; i++) {
+            for (int i = 0; i < children.size(); i++) {
                 Task<?> t = tasks.get(i);
                 Object body = t instanceof Nodes.Async<?> a && a.cancelOnToken ? a.body : null;
                 if (body instanceof Completion.Await<?> w) {
-                    children[i] = new Watch(this, w);
+                    children.put(i, w); // start() turns it into a Watch, or a result when the cell is done
                     any = true;
                 } else {
-                    children[i] = new Fiber<>(t, childCtx, this);
+                    children.put(i, new Fiber<>(t, childCtx, this));
                 }
             }
             this.watches = any;
@@ -141,18 +152,44 @@ final class Forks {
                 source.token().register(this::unwatch);
             }
             boolean cancelledAtStart = source.isCancelled();
-            for (Object child : children) {
+            Slots all = children;
+            int n = all.size();
+            int settled = 0; // waits that ended in start without a node: counted down once, below
+            for (int i = 0; i < n; i++) {
+                Object child = all.at(i);
                 if (child instanceof Fiber<?> f) {
                     f.dispatch();
-                } else {
-                    ((Watch) child).start(cancelledAtStart);
+                    continue;
+                }
+                Completion.Await<?> await = (Completion.Await<?>) child;
+                if (cancelledAtStart) { // as a wait whose token had fired: it never starts
+                    all.put(i, NOT_STARTED);
+                    settled++;
+                    continue;
+                }
+                await.starting();
+                Completion cell = await.source;
+                if (cell.isCompleted()) { // W3: done already: its answer is read from the cell, no node
+                    settled++;
+                    if (decides(await.answer(cell.result))) {
+                        decide(await);
+                    }
+                    continue; // the slot keeps the Await: resultOf reads the cell
+                }
+                Watch w = new Watch(this, await);
+                all.put(i, w);
+                if (!cell.add(w)) { // fired since the check: at once, as Await
+                    w.end(await.answer(cell.result));
                 }
             }
             if (watches) {
-                armed = children.length; // W2: after every add, before the read of the token
+                armed = n; // W2: after every add, before the read of the token
                 if (source.isCancelled()) {
                     unwatch();
                 }
+            }
+            if (settled > 0 && addAndGet(-settled) == 0) {
+                finish();
             }
         }
 
@@ -160,7 +197,7 @@ final class Forks {
         private void unwatch() {
             int n = armed;
             for (int i = 0; i < n && get() > 0; i++) {
-                if (children[i] instanceof Watch w) {
+                if (children.at(i) instanceof Watch w) {
                     Completion.Await<?> a = w.await;
                     if (a != null && w.result == null && a.source.remove(w)) {
                         w.end(Completion.CANCELLED);
@@ -181,17 +218,38 @@ final class Forks {
 
         /** A child ended with {@code r} (its result is readable from now on). */
         void ended(Object child, Object r) {
-            boolean decisive = mode == ANY ? !Completion.isCancelled(r) : r instanceof Completion.Failed;
-            if (decisive && decided == null && DECIDED.compareAndSet(this, null, child)) {
-                source.cancel();
+            if (decides(r)) {
+                decide(child);
             }
             if (decrementAndGet() == 0) {
                 finish();
             }
         }
 
+        /** Whether a child ending with {@code r} decides the group: a value (ANY) or an error (ALL, ANY). */
+        private boolean decides(Object r) {
+            return mode == ANY ? !Completion.isCancelled(r) : r instanceof Completion.Failed;
+        }
+
+        /** The first deciding child wins and cancels the rest. */
+        private void decide(Object child) {
+            if (decided == null && DECIDED.compareAndSet(this, null, child)) {
+                source.cancel();
+            }
+        }
+
         private static Object resultOf(Object child) {
-            return child instanceof Fiber<?> f ? f.result : ((Watch) child).result;
+            if (child instanceof Fiber<?> f) {
+                return f.result;
+            }
+            if (child instanceof Watch w) {
+                return w.result;
+            }
+            if (child == NOT_STARTED) {
+                return Completion.CANCELLED;
+            }
+            Completion.Await<?> done = (Completion.Await<?>) child; // complete at start (W3)
+            return done.answer(done.source.result);
         }
 
         private void finish() {
@@ -205,7 +263,9 @@ final class Forks {
                     if (winner != null) {
                         Object won = resultOf(winner);
                         Throwable first = ((Completion.Failed) won).error;
-                        for (Object c : children) {
+                        Slots all = children;
+                        for (int i = 0; i < all.size(); i++) {
+                            Object c = all.at(i);
                             if (c != winner && resultOf(c) instanceof Completion.Failed f && f.error != first) {
                                 first.addSuppressed(f.error);
                             }
@@ -213,25 +273,26 @@ final class Forks {
                         parent.settleEncoded(won);
                         return;
                     }
-                    for (Object c : children) {
-                        Object r = resultOf(c);
+                    Slots all = children;
+                    int n = all.size();
+                    for (int i = 0; i < n; i++) {
+                        Object r = resultOf(all.at(i));
                         if (Completion.isCancelled(r)) {
                             parent.settleEncoded(r); // cancelled, with its reason if it has one
                             return;
                         }
                     }
-                    // the values replace the children in place: nothing else reads the array once the
-                    // count is 0 (a late unwatch finds no live watch in it), and a join of 200,000
-                    // handles allocates one large array fewer
-                    Object[] values = children;
-                    for (int i = 0; i < values.length; i++) {
-                        values[i] = Completion.decodeValue(resultOf(values[i]));
+                    // the values replace the children in place: nothing else reads the slots once the
+                    // count is 0 (a late unwatch finds no live watch in them), and the slots are chunked,
+                    // so a join of 200,000 handles allocates no large array
+                    for (int i = 0; i < n; i++) {
+                        all.put(i, Completion.decodeValue(resultOf(all.at(i))));
                     }
-                    parent.complete(Collections.unmodifiableList(Arrays.asList(values)));
+                    parent.complete(all); // read-only (Slots)
                 }
                 case ANY -> parent.settleEncoded(winner != null ? resultOf(winner) : Completion.CANCELLED);
                 default -> {
-                    Object r = resultOf(children[0]);
+                    Object r = resultOf(children.at(0));
                     if (Completion.isCancelled(r) && expired) {
                         parent.fail(new TimeoutException("timed out after " + timeout));
                     } else {
@@ -266,19 +327,6 @@ final class Forks {
         Watch(Group group, Completion.Await<?> await) {
             this.group = group;
             this.await = await;
-        }
-
-        /** Registers on the cell, or ends at once: cancelled if the group was, else with the cell's result. */
-        void start(boolean cancelled) {
-            if (cancelled) { // as a wait whose token had fired: it never starts
-                end(Completion.CANCELLED);
-                return;
-            }
-            await.starting();
-            Completion cell = await.source;
-            if (cell.isCompleted() || !cell.add(this)) { // completed (perhaps not yet fired): at once, as Await
-                end(await.answer(cell.result));
-            }
         }
 
         @Override

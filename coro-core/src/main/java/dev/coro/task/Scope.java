@@ -8,6 +8,8 @@ import dev.coro.internal.SignalList;
 import dev.coro.scheduler.Scheduler;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -20,7 +22,9 @@ import java.util.function.Function;
  * scheduler, the scope's cancellation token, and the values of the context the scope was made from.
  * It returns a handle task that waits for that child's outcome (start the handle any number of
  * times; it never re-runs the child). {@link Task#whenAll(java.util.List)} over handles waits on them
- * without a fiber per handle: collecting the values of many children costs little more than a join.
+ * without a fiber per handle, and without a node per handle that has already ended. To collect the
+ * values of many children in spawn order, {@link #spawnAll} spawns them all and gives one task of the
+ * list of their values, with no handle per child.
  *
  * <p><b>Failure policy.</b> A scope made by {@link #on}, {@link #childOf} or {@link #scoped} fails
  * fast: the first child to fail cancels the scope, so its siblings are cancelled at their next wait;
@@ -127,6 +131,25 @@ public final class Scope implements AutoCloseable {
      *    their own scheduler.
      *
      * 9. References: seed 001 (CoroPool's numCoros and waitUntilNoCoros), seed 003 (counting_scope).
+     *
+     * 10. Batches (spawnAll). One CAS adds the batch's n children to the count (refused whole if
+     *    CLOSED, as spawn: I3). A Batch is the listener of its children's fibers (Fiber.Slotted, which
+     *    carries the child's index) and the result cell of the batch (a Completion):
+     *      slots (Slots): slot i holds task i until child i ends, then child i's encoded result;
+     *      remaining (volatile int): children of the batch not yet ended;
+     *      firstFailure (volatile): the first child of the batch to fail, set once by CAS;
+     *      watch (supervisors): RUNNING, OBSERVED, FAILED, as Supervised.watch, for the batch as a whole.
+     *    A child's end: write its slot (plain), record a failure (the batch's first by CAS; the scope's
+     *    policy through childFailed in a fail-fast scope), then getAndAdd(remaining, -1). The one that
+     *    brings remaining to 0 finishes: B1: its getAndAdd follows every other child's in the total
+     *    order of the RMWs on remaining, so it reads every slot written before them. It decides the
+     *    result (the first failure with the batch's other failures suppressed, else cancelled if any
+     *    child was, else the values decoded in place), links an Unreported node if a supervisor's
+     *    batch failed with no wait started (B3: linked before FAILED, as for Supervised), completes
+     *    the cell (its linearization point), and only then counts the scope down by n (B2: a join
+     *    that sees the count reach 0 finds the batch's task complete). So activeCount counts the
+     *    batch's children until the last has ended, and the scope's state word takes one CAS per
+     *    batch instead of one per child.
      */
 
     /** The bits of the state word that hold the count of live children. */
@@ -327,20 +350,101 @@ public final class Scope implements AutoCloseable {
         return Completion.awaitWith(supervised.new Handle(child));
     }
 
+    /**
+     * Starts every task of {@code tasks} in this scope now, as {@link #spawn} does for one, and returns
+     * a task that waits for all of them and completes with their values in the order of
+     * {@code tasks}: collecting the values of many children without a handle per child. The children
+     * are counted into the scope in one step, and each writes its value straight into its place in
+     * the list, which is stored in small chunks (no single large array however many children).
+     *
+     * <p><b>Ending.</b> The returned task completes once every one of these children has ended: with
+     * the list of their values if all ended with a value; else with the first of them to fail (the
+     * failures of the others added to it as suppressed); else (none failed, some were cancelled) on
+     * the cancelled channel. Each child is a child of the scope like any other: in a fail-fast scope
+     * the first child to fail, in this batch or not, cancels the scope and so the rest of the batch;
+     * in a supervisor scope a failure cancels nothing, the batch's task fails once every child of the
+     * batch has ended, and if no wait on the batch's task has started by {@link #close()}, close reports
+     * its failure (as for a handle nobody waited on). Cancelling a wait on the returned task leaves
+     * the children running. The task can be started any number of times; it never re-runs the
+     * children. {@link Task#whenAll(List)} over such tasks waits on them without a fiber each.
+     *
+     * <p><b>Counting.</b> {@link #activeCount()} counts the batch's children as running until the last
+     * of them has ended; a {@link #join()} waits for all of them, as for children spawned one by one.
+     *
+     * <p>The list is read-only, allows nulls, and is safe to read from any thread once the task has
+     * completed. An empty {@code tasks} spawns nothing and gives a task that completes at once with an
+     * empty list.
+     *
+     * {@snippet :
+     * try (Scope scope = Scope.on(pool)) {
+     *     List<Task<Integer>> work = new ArrayList<>();
+     *     for (int i = 0; i < 1000; i++) {
+     *         int n = i;
+     *         work.add(Task.fromCallable(() -> n * n));
+     *     }
+     *     List<Integer> squares = scope.spawnAll(work).join();   // squares.get(i) == i * i
+     * }
+     * }
+     *
+     * @param tasks the tasks to start, in the order their values are wanted
+     * @param <T> the value type
+     * @return a task that ends as described above
+     * @throws NullPointerException if {@code tasks} or one of its elements is null (the message names
+     *     its index); nothing is spawned then
+     * @throws IllegalStateException if the scope is closed (nothing is spawned), or if the scope would
+     *     count more than 2<sup>31</sup> - 1 running children
+     */
+    @SuppressWarnings("unchecked")
+    public <T> Task<List<T>> spawnAll(Collection<? extends Task<? extends T>> tasks) {
+        Objects.requireNonNull(tasks, "tasks");
+        Slots slots = Slots.copyOfNonNull(tasks, "tasks"); // checked before anything is spawned
+        int n = slots.size();
+        long s;
+        do {
+            s = state;
+            if ((s & CLOSED) != 0) { // I3
+                throw new IllegalStateException("scope is closed: no new spawns");
+            }
+            if (n > COUNT_MASK - (s & COUNT_MASK)) {
+                throw new IllegalStateException("a scope counts at most " + COUNT_MASK + " running children: "
+                        + (s & COUNT_MASK) + " running, " + n + " more asked");
+            }
+        } while (n > 0 && !STATE.compareAndSet(this, s, s + n));
+        if (n == 0) {
+            return Task.value(List.of());
+        }
+        Batch<T> batch = new Batch<>(slots);
+        for (int i = 0; i < n; i++) { // slot i holds task i until child i ends and writes its result there
+            new Fiber.Slotted<>((Task<? extends T>) slots.at(i), context, batch, i).dispatch();
+        }
+        return Completion.awaitWith(batch.new Handle());
+    }
+
     private void childDone(Fiber<?> child) {
         if (unobserved == null && child.result instanceof Completion.Failed f) {
-            Throwable first = failure;
-            if (first == null && FAILURE.compareAndSet(this, null, f.error)) {
-                source.cancel();
-            } else if ((first = failure) != f.error) {
-                first.addSuppressed(f.error);
-            }
+            childFailed(f.error);
         }
+        childrenEnded(1);
+    }
+
+    /** A child of a fail-fast scope failed: the first failure cancels the scope, later ones are suppressed. */
+    private void childFailed(Throwable error) {
+        Throwable first = failure;
+        if (first == null && FAILURE.compareAndSet(this, null, error)) {
+            source.cancel();
+        } else if ((first = failure) != error) {
+            first.addSuppressed(error);
+        }
+    }
+
+    /** Counts {@code n} children down; the count-down that reaches zero ends the epoch. */
+    private void childrenEnded(long n) {
         long s;
         long next;
         do {
             s = state;
-            next = (s & COUNT_MASK) == 1 ? s - 1 + EPOCH : s - 1;
+            assert (s & COUNT_MASK) >= n : "more children ended than were spawned";
+            next = (s & COUNT_MASK) == n ? s - n + EPOCH : s - n;
         } while (!STATE.compareAndSet(this, s, next));
         if ((next & COUNT_MASK) == 0) {
             SignalList old;
@@ -393,7 +497,8 @@ public final class Scope implements AutoCloseable {
     }
 
     /**
-     * Returns the number of spawned children that have not ended yet.
+     * Returns the number of spawned children that have not ended yet (the children of a
+     * {@link #spawnAll} count until the last of them has ended).
      *
      * @return the count
      */
@@ -550,6 +655,134 @@ public final class Scope implements AutoCloseable {
         }
     }
 
+    /**
+     * The children of one {@link #spawnAll}: the listener of each child's fiber, and the result cell
+     * of the batch. See part 10 of the implementation overview.
+     */
+    private final class Batch<T> extends Completion implements Fiber.Listener {
+        static final int RUNNING = 0, OBSERVED = 1, FAILED = 2;
+
+        /** Slot i: task i until child i ends, then its encoded result; decoded in place at the end. */
+        final Slots slots;
+        /** Children of the batch not yet ended. */
+        volatile int remaining;
+        /** The first child of the batch to fail (its encoded result); set once. */
+        volatile Completion.Failed firstFailure;
+        /** Supervisors: RUNNING, OBSERVED (a wait on the batch's task started), FAILED (linked unobserved). */
+        volatile int watch;
+        /** Supervisors: the node linked in unobserved while FAILED; written before the CAS to FAILED. */
+        Unreported unreported;
+
+        Batch(Slots slots) {
+            this.slots = slots;
+            this.remaining = slots.size();
+        }
+
+        @Override
+        public void fiberDone(Fiber<?> child) {
+            Object r = child.result;
+            slots.put(((Fiber.Slotted<?>) child).slot, r); // B1: published by the count-down below
+            if (r instanceof Completion.Failed f) {
+                if (firstFailure == null) {
+                    FIRST_FAILURE.compareAndSet(this, null, f);
+                }
+                if (unobserved == null) {
+                    childFailed(f.error); // the scope's policy: the first failure cancels it
+                }
+            }
+            if ((int) REMAINING.getAndAdd(this, -1) == 1) {
+                finish(); // B2: before the scope's count-down, so a join that ends sees the batch done
+                childrenEnded(slots.size());
+            }
+        }
+
+        /** On the last child's thread: decides the batch's result and completes the cell. */
+        private void finish() {
+            Slots all = slots;
+            int n = all.size();
+            Completion.Failed first = firstFailure;
+            if (first != null) {
+                // a fail-fast scope whose first failure is this one has added the others to it already
+                if (unobserved != null || failure != first.error) {
+                    for (int i = 0; i < n; i++) {
+                        if (all.at(i) instanceof Completion.Failed f && f.error != first.error) {
+                            first.error.addSuppressed(f.error);
+                        }
+                    }
+                }
+                if (unobserved != null && watch == RUNNING) { // B3: nobody waits yet: close may report it
+                    Unreported node = new Unreported(first.error);
+                    unreported = node;
+                    if (!unobserved.add(node)) { // cannot happen (close fires after the count is 0): report now
+                        node.onFire();
+                    } else if (!BATCH_WATCH.compareAndSet(this, RUNNING, FAILED)) { // observed meanwhile
+                        unobserved.remove(node);
+                    }
+                }
+                completeWith(first);
+                return;
+            }
+            for (int i = 0; i < n; i++) {
+                Object r = all.at(i);
+                if (Completion.isCancelled(r)) {
+                    completeWith(r); // cancelled, with its reason if it has one
+                    return;
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                all.put(i, Completion.decodeValue(all.at(i)));
+            }
+            completeWith(Completion.encodeValue(all));
+        }
+
+        /** A wait on the batch's task is starting: from now on a failure is the waiter's to see. */
+        void observe() {
+            if (unobserved == null) {
+                return;
+            }
+            for (;;) {
+                int w = watch;
+                if (w == OBSERVED) {
+                    return;
+                }
+                if (BATCH_WATCH.compareAndSet(this, w, OBSERVED)) {
+                    if (w == FAILED) {
+                        unobserved.remove(unreported); // linked (and written) before FAILED was set
+                    }
+                    return;
+                }
+            }
+        }
+
+        /** The body of a wait on the batch: marks the batch observed as the wait starts. */
+        final class Handle extends Completion.Await<List<T>> {
+            Handle() {
+                super(Batch.this, false);
+            }
+
+            @Override
+            void starting() {
+                observe();
+            }
+        }
+    }
+
+    /** A batch's failure that nobody has waited for: close reports it (supervisors). */
+    private final class Unreported extends SignalList.Node {
+        private final Throwable error;
+
+        Unreported(Throwable error) {
+            this.error = error;
+        }
+
+        @Override
+        protected void onFire() {
+            CoroEvents.unobservedFailure(Scope.this.toString(), error);
+            Thread th = Thread.currentThread();
+            th.getUncaughtExceptionHandler().uncaughtException(th, error);
+        }
+    }
+
     /** One join: registers for the end of the epoch it observed, again after a spurious wake. */
     private final class JoinRequest {
         private final AsyncStep step;
@@ -616,6 +849,9 @@ public final class Scope implements AutoCloseable {
     private static final VarHandle JOINERS;
     private static final VarHandle FAILURE;
     private static final VarHandle WATCH;
+    private static final VarHandle REMAINING;
+    private static final VarHandle FIRST_FAILURE;
+    private static final VarHandle BATCH_WATCH;
 
     static {
         try {
@@ -624,6 +860,9 @@ public final class Scope implements AutoCloseable {
             JOINERS = lookup.findVarHandle(Scope.class, "joiners", SignalList.class);
             FAILURE = lookup.findVarHandle(Scope.class, "failure", Throwable.class);
             WATCH = lookup.findVarHandle(Supervised.class, "watch", int.class);
+            REMAINING = lookup.findVarHandle(Batch.class, "remaining", int.class);
+            FIRST_FAILURE = lookup.findVarHandle(Batch.class, "firstFailure", Completion.Failed.class);
+            BATCH_WATCH = lookup.findVarHandle(Batch.class, "watch", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -427,7 +427,9 @@ public abstract class Task<T> {
      *
      * <p>A task that only waits on a handle (from {@link Scope#spawn}, {@link TaskHandle#task()} or
      * {@link TaskHandle#outcome()}) is not run on its own: the wait registers on the handle's run
-     * directly, so collecting the values of many spawned children costs about what joining them does.
+     * directly (or, for a handle whose run has already ended, reads its result without registering),
+     * so collecting the values of many spawned children costs about what joining them does. The
+     * list is read-only and allows nulls.
      * Cancelling such a wait (the first failure, or this task's cancellation) leaves the run going.
      *
      * @param tasks the tasks; an empty list completes at once with an empty list
@@ -876,12 +878,9 @@ public abstract class Task<T> {
         return TaskFuture.start(this);
     }
 
+    @SuppressWarnings("unchecked")
     private static List<Task<?>> copyTasks(List<? extends Task<?>> tasks) {
         Objects.requireNonNull(tasks, "tasks");
-        List<Task<?>> copy = new ArrayList<>(tasks.size());
-        for (int i = 0; i < tasks.size(); i++) {
-            copy.add(Objects.requireNonNull(tasks.get(i), "tasks[" + i + "] is null"));
-        }
-        return copy;
+        return (List<Task<?>>) (List<?>) Slots.copyOfNonNull(tasks, "tasks"); // chunked: no humongous array
     }
 }
