@@ -30,10 +30,13 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *      node the owner decides at once, never queues.
      *    owner (volatile int): 0 or 1; whoever CASes it 0 -> 1 owns every decision; the state below is
      *      plain and touched by the owner only.
-     *    buffer (ArrayDeque, owner): the elements sent and not yet received, oldest first. Its size is
-     *      at most the capacity, plus the elements "held" (part 7): a rendezvous hand-off whose send
-     *      completed while its receiver was cancelled at the same instant keeps the element here for
-     *      the next receiver.
+     *    buffer (ArrayDeque, owner; rendezvous, unlimited, conflated): the elements sent and not yet
+     *      received, oldest first. Its size is at most the capacity, plus the elements "held" (part
+     *      7): a rendezvous hand-off whose send completed while its receiver was cancelled at the same
+     *      instant keeps the element here for the next receiver.
+     *    lane (ChannelLane, buffered channels of up to LANE_MAX_CAPACITY only, else null): the buffer
+     *      of a buffered channel, a ring of capacity cells allocated whole, and its fast lane (part 10). Its SHUT bit says who may claim cells:
+     *      anyone while it is open, the owner only while it is shut.
      *    senders, receivers (WaitOrder.arrival, owner): the taken waiters, oldest first; settled ones
      *      stay until met or purged (WaitOrder's purging).
      *    closeRequest (volatile int): NONE, CLOSE or CANCEL, only ever raised; closeCause (volatile):
@@ -67,6 +70,10 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *      (concurrent with the waiters taken with them, so deciding after them is linearizable).
      *    The fast paths (trySend, tryReceive, the tasks' run-loop fast path) own, run the pass, then
      *      decide the one operation on the settled state: C1 and C2 below make that decision FIFO.
+     *      A buffered channel's fast paths first try the lane (part 10), and own only if it is shut.
+     *    shut the lane (buffered): match shuts it before deciding anything while a waiter is listed,
+     *      and applying a close shuts it for good; release opens it again when no live waiter is left
+     *      and no close is applied (L1).
      *
      * 3. Linearization points. A send or receive decided under ownership: the owner's decision (its
      *    buffer update, or the admit CAS of the waiter it pairs with). A queued waiter: its push is
@@ -87,6 +94,10 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *        receivers are served in arrival order; a try operation decides after every waiter taken
      *        before it.
      *    C5: once terminal, it stays so; after CANCEL is applied, no element is ever delivered.
+     *    L1 (buffered): while a live waiter is listed, or a close is applied, the lane is shut: only
+     *        the owner claims cells then, so no lane operation overtakes a waiter (FIFO), puts an
+     *        element beside a waiting receiver (C1) or takes one that a waiting sender should follow
+     *        into the room it leaves (C2).
      *
      * 5. Memory ordering. As the engine's part 5: owner is volatile, the CAS 0 -> 1 acquires and the
      *    write owner = 0 releases, so the plain state needs nothing more. Releasing, the owner writes
@@ -95,14 +106,19 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *    volatile accesses: either the requester owns and drains, or the releasing owner sees the
      *    request and owns again. An element (a sender's tag) is written before its push (release)
      *    and read after the take (acquire); a receiver reads its element from its own result word,
-     *    published by the admit CAS (AsyncStep part 5).
+     *    published by the admit CAS (AsyncStep part 5). The lane: its own part 5 (a cell's sequence
+     *    publishes its element); the owner's shut CAS and the lane's claim CASes act on the same two
+     *    counters, so every claim is ordered before or after the shut, and a claim before it is seen
+     *    by the owner (it waits for the claimer's publish, ChannelLane part 6).
      *
      * 6. Progress. send, receive, close and cancel are lock-free: a thread that cannot own leaves its
      *    request (a pushed node, a flag) to the owner and returns (a task suspends). trySend and
      *    tryReceive must answer now: when another thread owns at that instant, they push a TryNode
      *    and wait until an owner (the current one, or themselves once it lets go) decides it. That
      *    wait is a hand-over of the decision (bounded by one owner's pass), never a wait for room or
-     *    an element; it is the one place a thread waits for another.
+     *    an element. The lane's one spin (ChannelLane part 6) is the other: a thread that reaches a
+     *    cell another thread claimed waits for that thread's next two stores. With these two
+     *    exceptions, a thread never waits for another.
      *
      * 7. Cancellation races. A queued waiter whose token fires settles its own node (one CAS) and
      *    departs: the intake unlinks it, or the owner drops it when met. An owner's admit CAS that
@@ -118,11 +134,45 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *    leave): the waiters it settles resume inline through it only after the section has released
      *    ownership, and a chain of a million hand-offs between two tasks on one thread runs in a loop,
      *    not on the stack. The undelivered callback runs after ownership is released too.
+     *    In a channel with a buffer (every kind but rendezvous), a waiter admitted on behalf of
+     *    another operation (a receive that freed room resumes the sender it lets in; a send resumes
+     *    the receiver it hands its element to) resumes through its scheduler's queue
+     *    (WaitNode.admitQueued), not inline: the waker goes on, and the waiter runs after it or on
+     *    another worker. Inline, a pool worker that frees one slot would run the producer, which
+     *    fills that one slot and waits again: producer and consumer took turns on one thread, one
+     *    element and one suspension each. A rendezvous waker waits next anyway (ping-pong), so it
+     *    switches to the waiter at once, as before.
      *
      * 9. References. Go's channels (hchan: a buffer, a queue of waiting senders and one of waiting
      *    receivers, one decision at a time) and kotlinx.coroutines' BufferedChannel (Koval, Alistarh
      *    and Elizarov, PPoPP 2023) for the semantics of close, cancel, onUndeliveredElement and
      *    select; the ownership protocol is the admission engine's (its parts 5 and 8).
+     *
+     * 10. The lane of a buffered channel (as the permit lane is the engine's, AdmissionEngine part 9).
+     *    While nobody waits, a send claims a free cell of the ring and a receive a published one,
+     *    each with one CAS on its own counter (ChannelLane), with no ownership: the common case of a
+     *    producer and a consumer that keep up with each other. Only the transitions to and from
+     *    waiting go through the owner, so queueing, hand-off, cancellation, close and cancel stay the
+     *    mechanism above.
+     *    Transitions. lane send: closeRequest read NONE, then a claim: SENT; no free cell: FULL (the
+     *      task then suspends and enters its node, which the owner decides); shut: the owner path.
+     *      lane receive: a published cell: the element; none claimed: EMPTY (the task enters its
+     *      node); shut: the owner path. The owner shuts the lane (CAS on both counters) in match
+     *      whenever a waiter is listed, before it looks at the ring (L1); from then on it alone claims
+     *      cells, with the same operations; a claim made before the shut is in the ring, and the
+     *      owner waits for its publish when it reaches the cell. Release opens the lane when no live
+     *      waiter is left and no close is applied.
+     *    Linearization points. A lane send or receive: its claim CAS; FULL or EMPTY: the read that
+     *      finds no cell (ChannelLane part 3); a lane receive never meets a waiting sender, nor a lane
+     *      send a waiting receiver: while one is listed the lane is shut (L1), and a waiter listed
+     *      after a claim was decided after it. A lane send that read no close request before the
+     *      close was applied is concurrent with the close and accepted (as a pushed send, part 3):
+     *      applying the close shuts the lane and every claim made before is received before the end
+     *      (a receiver waits for a claimed cell's publish), or dropped by a cancel.
+     *    Why waiters stay correct. A waiter is only ever decided by the owner with the lane shut, on
+     *      the ring as the claims before the shut left it: a receiver waits only on an empty ring
+     *      (C1), a sender only on a full one (C2); later sends and receives go through the owner in
+     *      arrival order (C4) until no waiter is left.
      */
 
     /** The capacity of a rendezvous channel: a send waits for its receiver. */
@@ -145,6 +195,13 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
 
     private static final int NONE = 0, CLOSE = 1, CANCEL = 2;
 
+    /**
+     * The largest buffered channel with a lane (part 10): its ring is allocated whole, 12 bytes a
+     * cell, when the channel is made; a larger one keeps its elements in the owner's deque, which
+     * grows with what is buffered.
+     */
+    static final int LANE_MAX_CAPACITY = 4096;
+
     private final int capacity;
     private final Consumer<Object> onUndelivered;
     private final Function<Throwable, RuntimeException> closedForSend;
@@ -159,6 +216,9 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     /** The cause a send sees once the channel is cancelled; written before the CANCEL request. */
     private volatile Throwable cancelCause;
     private volatile boolean terminal;
+
+    /** A buffered channel's buffer and fast lane (part 10), or null (the other kinds use buffer). */
+    private final ChannelLane lane;
 
     // owner only
     private final ArrayDeque<Object> buffer = new ArrayDeque<>();
@@ -185,6 +245,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
                     + capacity);
         }
         this.capacity = capacity;
+        this.lane = capacity > 0 && capacity <= LANE_MAX_CAPACITY ? new ChannelLane(capacity) : null;
         this.onUndelivered = onUndelivered;
         this.closedForSend = closedForSend;
     }
@@ -226,6 +287,12 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         if (closeRequest != NONE) {
             return CLOSED;
         }
+        if (lane != null) {
+            Object r = lane.offer(element, false); // part 10: no ownership while nobody waits
+            if (r != ChannelLane.LANE_SHUT) {
+                return r == ChannelLane.ROOM ? SENT : FULL;
+            }
+        }
         if (tryOwn()) {
             return ownedSend(element);
         }
@@ -241,6 +308,12 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      * @return the element, or {@link #EMPTY}
      */
     public Object tryReceive() {
+        if (lane != null) {
+            Object e = lane.poll(false); // part 10
+            if (e != ChannelLane.LANE_SHUT) {
+                return e == null ? EMPTY : e;
+            }
+        }
         if (tryOwn()) {
             return ownedReceive(false);
         }
@@ -261,6 +334,12 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         if (closeRequest != NONE) {
             return CLOSED;
         }
+        if (lane != null) {
+            Object r = lane.offer(element, false); // part 10
+            if (r != ChannelLane.LANE_SHUT) {
+                return r == ChannelLane.ROOM ? SENT : FULL;
+            }
+        }
         if (sendIntake.hasWaiters() || !tryOwn()) {
             return FULL;
         }
@@ -277,6 +356,12 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     public Object receiveNow() {
         if (terminal) {
             return closeCause == null && closeRequest == CLOSE ? END : EMPTY;
+        }
+        if (lane != null) {
+            Object e = lane.poll(false); // part 10
+            if (e != ChannelLane.LANE_SHUT) {
+                return e == null ? EMPTY : e;
+            }
         }
         if (receiveIntake.hasWaiters() || !tryOwn()) {
             return EMPTY;
@@ -449,6 +534,11 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         return sendIntake.linkedCount() + receiveIntake.linkedCount() + senders.size() + receivers.size();
     }
 
+    /** For white-box tests in this package: the lane, or null if the channel is not buffered. */
+    ChannelLane lane() {
+        return lane;
+    }
+
     /**
      * For tests, at quiescence (no operation running): checks that no request was left undecided and
      * that invariants C1, C2 and C5 hold, without changing anything. Returns null if they do, else
@@ -475,16 +565,23 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
             }
             boolean receiverWaits = anyLive(receivers, false);
             boolean senderWaits = anyLive(senders, false);
-            if (receiverWaits && (!buffer.isEmpty() || senderWaits)) {
-                return "C1: a receiver waits beside " + buffer.size() + " elements, sender waiting " + senderWaits;
+            long size = bufferSize();
+            if (receiverWaits && (size != 0 || senderWaits)) {
+                return "C1: a receiver waits beside " + size + " elements, sender waiting " + senderWaits;
             }
-            if (senderWaits && capacity != RENDEZVOUS && (capacity == CONFLATED || buffer.size() < capacity)) {
-                return "C2: a sender waits beside room: " + buffer.size() + " of " + capacity;
+            if (senderWaits && capacity != RENDEZVOUS && (capacity == CONFLATED || size < capacity)) {
+                return "C2: a sender waits beside room: " + size + " of " + capacity;
+            }
+            if (lane != null && !lane.isShut() && (receiverWaits || senderWaits || applied != NONE)) {
+                return "L1: the lane is open while a waiter waits or the channel is closed";
+            }
+            if (size < 0 || (capacity != CONFLATED && size > capacity)) {
+                return "the buffer holds " + size + " of " + capacity;
             }
             if (applied != NONE && receiverWaits) {
                 return "a receiver waits on a closed channel";
             }
-            if (applied == CANCEL && (!buffer.isEmpty() || senderWaits)) {
+            if (applied == CANCEL && (size != 0 || senderWaits)) {
                 return "C5: a cancelled channel keeps elements or senders";
             }
             if (anyLive(receivers, true) || anyLive(senders, true)) {
@@ -547,8 +644,11 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         int request = closeRequest;
         if (request > applied) {
             applied = request;
+            if (lane != null) {
+                lane.shut(); // L1: for good; the owner decides every operation from now on
+            }
             if (request == CANCEL) {
-                for (Object e; (e = buffer.pollFirst()) != null; ) {
+                for (Object e; (e = bufferPoll()) != null; ) {
                     dropped(e);
                 }
                 for (WaitNode w; (w = senders.first()) != null; ) {
@@ -579,15 +679,22 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
 
     /** Owner only: pairs waiting receivers with elements, then fills the buffer (part 2). */
     private void match() {
+        if (lane != null && (receivers.first() != null || senders.first() != null)) {
+            lane.shut(); // L1: before any waiter is decided against the buffer (part 10)
+        }
         for (WaitNode r; (r = firstLive(receivers)) != null; ) {
-            Object e = buffer.peekFirst();
+            Object e = lane != null ? lane.peekOwned() : buffer.peekFirst();
             if (e != null) {
                 receivers.removeFirst();
-                if (r.admit(e)) {
-                    buffer.pollFirst();
+                if (admitQueued(r, e)) {
+                    bufferPoll();
                     fill();
                 }
                 continue; // lost: r departed, the element stays first
+            }
+            if (lane != null && firstLive(senders) != null) {
+                fill(); // a buffer that an in-flight receive emptied: the sender's element goes in first
+                continue;
             }
             WaitNode s = firstLive(senders);
             if (s != null) { // rendezvous (or a buffer that a cancellation emptied): pair them
@@ -609,7 +716,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
             end(r);
         }
         fill();
-        if (applied == CANCEL || (applied == CLOSE && buffer.isEmpty() && firstLive(senders) == null)) {
+        if (applied == CANCEL || (applied == CLOSE && bufferSize() == 0 && firstLive(senders) == null)) {
             terminal = true;
         }
     }
@@ -629,19 +736,44 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     /** Owner only: moves waiting senders' elements into the buffer while it has room (C2). */
     private void fill() {
         for (WaitNode s; (s = firstLive(senders)) != null; ) {
-            if (capacity != CONFLATED && buffer.size() >= capacity) {
+            if (lane != null ? !lane.hasRoomOwned() : capacity != CONFLATED && buffer.size() >= capacity) {
                 return;
             }
             Object e = s.tag();
             senders.removeFirst();
-            if (s.admit(null)) {
+            if (admitQueued(s, null)) {
                 put(e);
             }
         }
     }
 
-    /** Owner only: appends a sent element (conflated: replaces the one there). */
+    /**
+     * Owner only: admits a waiter on behalf of another operation that goes on running (a receive
+     * that freed room, a send that brought an element): in a channel with a buffer, the waiter
+     * resumes through its scheduler's queue, so producer and consumer keep running side by side
+     * instead of taking turns on the waker's thread, one element each (part 8).
+     */
+    private boolean admitQueued(WaitNode w, Object value) {
+        return capacity == RENDEZVOUS ? w.admit(value) : w.admitQueued(value);
+    }
+
+    /** Owner only: takes the oldest buffered element, or null. */
+    private Object bufferPoll() {
+        return lane != null ? lane.poll(true) : buffer.pollFirst();
+    }
+
+    /** Owner only: the number of buffered elements (the lane's includes claims being published). */
+    private long bufferSize() {
+        return lane != null ? lane.size() : buffer.size();
+    }
+
+    /** Owner only: appends a sent element (conflated: replaces the one there); there is room. */
     private void put(Object e) {
+        if (lane != null) {
+            Object r = lane.offer(e, true);
+            assert r == ChannelLane.ROOM : "put without room: " + r;
+            return;
+        }
         if (capacity == CONFLATED) {
             Object old = buffer.pollFirst();
             if (old != null) {
@@ -658,9 +790,12 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         }
         for (WaitNode r; (r = firstLive(receivers)) != null; ) { // C1: the buffer is empty
             receivers.removeFirst();
-            if (r.admit(e)) {
+            if (admitQueued(r, e)) {
                 return SENT;
             }
+        }
+        if (lane != null) {
+            return lane.offer(e, true) == ChannelLane.ROOM ? SENT : FULL; // C2: no sender waits with room
         }
         if (capacity == CONFLATED || buffer.size() < capacity) { // C2: no sender waits with room
             put(e);
@@ -671,7 +806,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
 
     /** Owner only, after a pass: one receive decided now. */
     private Object receiveOwned() {
-        Object e = buffer.pollFirst();
+        Object e = bufferPoll();
         if (e != null) {
             fill();
             return e;
@@ -799,6 +934,10 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
                 undelivered = null;
             }
             int done = applied;
+            if (lane != null && done == NONE && lane.isShut() && firstLive(senders) == null
+                    && firstLive(receivers) == null) {
+                lane.open(); // L1: nobody waits any more; the next request shuts it again (part 10)
+            }
             assert (ownerThread = null) == null;
             owner = 0; // release: publishes the plain state to the next owner
             if (!sendIntake.hasWaiters() && !receiveIntake.hasWaiters() && pendingDepartures == 0

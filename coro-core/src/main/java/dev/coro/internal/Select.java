@@ -133,6 +133,15 @@ public final class Select implements WaitNode.Departures {
 
         @Override
         public boolean admit(Object value) {
+            return admit(value, false);
+        }
+
+        @Override
+        public boolean admitQueued(Object value) {
+            return admit(value, true);
+        }
+
+        private boolean admit(Object value, boolean queued) {
             if (!select.claim(index)) {
                 return false;
             }
@@ -141,7 +150,9 @@ public final class Select implements WaitNode.Departures {
                     c.depart();
                 }
             }
-            return select.waiter.admit(new Selected(index, value)); // false: the token won; S2
+            Selected selected = new Selected(index, value);
+            // false: the token won; S2
+            return queued ? select.waiter.admitQueued(selected) : select.waiter.admit(selected);
         }
 
         @Override

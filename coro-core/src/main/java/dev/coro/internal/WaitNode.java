@@ -86,6 +86,19 @@ public abstract class WaitNode extends SignalList.Node {
     public abstract boolean admit(Object value);
 
     /**
+     * Admits the waiter as {@link #admit} does, but resumes it through its scheduler's queue, never
+     * inline on the admitting thread, which keeps running: for a waker that frees room or offers an
+     * element and goes on producing or consuming (a buffered channel). By default the same as
+     * {@link #admit}.
+     *
+     * @param value the value the waiter resumes with
+     * @return whether this call settled the node (false: it was settled before)
+     */
+    public boolean admitQueued(Object value) {
+        return admit(value);
+    }
+
+    /**
      * Settles the waiter on the cancelled channel, resumes it, and runs the departure hook.
      *
      * @return whether this call settled the node

@@ -94,8 +94,15 @@ final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
         return settle(encoded, Completion.isCancelled(encoded));
     }
 
-    /** Settles the step with {@code encoded}; {@code departs}: then runs the departure hook. */
     private boolean settle(Object encoded, boolean departs) {
+        return settle(encoded, departs, false);
+    }
+
+    /**
+     * Settles the step with {@code encoded}; {@code departs}: then runs the departure hook;
+     * {@code queued}: a suspended fiber resumes through its scheduler's queue, never inline here.
+     */
+    private boolean settle(Object encoded, boolean departs, boolean queued) {
         for (;;) {
             Object cur = result;
             if (cur != null && cur != SUSPENDED) {
@@ -106,7 +113,11 @@ final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
                     departed(); // before the resumption: the queue is told before the task runs on
                 }
                 if (cur == SUSPENDED) {
-                    Resume.dispatch(this, context.scheduler()); // run() resumes the fiber from here
+                    if (queued) { // run() resumes the fiber from here
+                        Resume.dispatchQueued(this, context.scheduler());
+                    } else {
+                        Resume.dispatch(this, context.scheduler());
+                    }
                 }
                 return true;
             }
@@ -152,6 +163,11 @@ final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
     @Override
     public boolean admit(Object value) {
         return complete(value);
+    }
+
+    @Override
+    public boolean admitQueued(Object value) {
+        return settle(Completion.encodeValue(value), false, true);
     }
 
     @Override

@@ -27,4 +27,18 @@ final class Resume {
             Trampoline.run(continuation, null);
         }
     }
+
+    /**
+     * Resumes {@code continuation} through {@code scheduler}'s queue, even when the waking thread
+     * runs that scheduler: the waker keeps running, and the continuation runs after it or on another
+     * of the scheduler's threads (WaitNode.admitQueued). Refused, it runs on the waking thread, after
+     * the work that thread is running inline (the trampoline).
+     */
+    static void dispatchQueued(Runnable continuation, Scheduler scheduler) {
+        try {
+            scheduler.execute(continuation);
+        } catch (RejectedExecutionException e) {
+            Trampoline.run(continuation, null);
+        }
+    }
 }

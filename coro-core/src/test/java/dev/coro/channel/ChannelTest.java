@@ -292,6 +292,38 @@ class ChannelTest {
         assertEquals(999 * 1000 / 2, sum);
     }
 
+    /**
+     * forEach hands what is there in batches (ChannelCore part 10's lane): an action that throws
+     * fails the forEach at that element, and the elements after it stay in the channel, in order;
+     * then a waiting step gets the next element. Rules out a batch that takes elements it does not
+     * hand to the action.
+     */
+    @Test
+    void aForEachWhoseActionThrowsLeavesTheLaterElementsInTheChannel() {
+        Channel<Integer> ch = Channel.buffered(8);
+        for (int i = 1; i <= 5; i++) {
+            assertTrue(ch.trySend(i));
+        }
+        List<Integer> seen = new ArrayList<>();
+        IllegalStateException boom = new IllegalStateException("boom");
+        CompletableFuture<Void> each = start(ch.forEach(v -> {
+            seen.add(v);
+            if (v == 3) {
+                throw boom;
+            }
+        }));
+        assertSame(boom, assertThrows(CompletionException.class, each::join).getCause());
+        assertEquals(List.of(1, 2, 3), seen);
+        assertEquals(4, ch.tryReceive());
+        List<Integer> later = new ArrayList<>();
+        CompletableFuture<Void> rest = start(ch.forEach(later::add));
+        assertFalse(rest.isDone(), "it took 5 and waits for more");
+        assertTrue(ch.trySend(6));
+        ch.close();
+        assertNull(rest.join());
+        assertEquals(List.of(5, 6), later);
+    }
+
     @Test
     void forEachReceivesUntilTheEnd() {
         Channel<Integer> ch = Channel.unlimited();
