@@ -90,7 +90,7 @@ public final class LincheckSupport {
 
         /**
          * Invocations (interleavings or stress runs) per scenario: {@code n} times the share the run
-         * explores ({@code -Dcoro.lincheck.share}, percent: 20 in the default run, so that it stays
+         * explores ({@code -Dcoro.lincheck.share}, percent: 30 in {@code ./coro modelcheck}, so that it stays
          * well under its time budget; all of it in the stress profile), at least 20.
          */
         public Check invocations(int n) {
