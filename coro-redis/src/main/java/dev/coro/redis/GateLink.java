@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -45,6 +46,7 @@ final class GateLink {
         }
     }
 
+    private final String name;
     private final Duration redisTimeout;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisAsyncCommands<String, String> redis;
@@ -61,6 +63,7 @@ final class GateLink {
      * @throws RedisGateException if Redis cannot be reached within the Redis timeout
      */
     GateLink(GateSettings s, String channel, Consumer<String> onMessage, Runnable settled, Script... scripts) {
+        this.name = s.name;
         this.redisTimeout = s.redisTimeout;
         this.settled = settled;
         String failed = "gate '" + s.name + "': open: ";
@@ -129,6 +132,23 @@ final class GateLink {
             result.completeExceptionally(e);
         }
         return result;
+    }
+
+    /**
+     * The exception a caller gets when {@code operation}'s round trip failed with {@code error}: it
+     * names the gate and the operation, and says whether Redis did not answer in time or failed.
+     */
+    RedisGateException failure(String operation, Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        String why = cause instanceof TimeoutException
+                ? "Redis did not answer within " + redisTimeout
+                : cause instanceof IllegalStateException ? cause.getMessage() : "Redis failed: " + cause;
+        return new RedisGateException(describe(operation) + why, cause);
+    }
+
+    /** The start of a message about {@code operation} on this gate: {@code gate 'NAME': OPERATION: }. */
+    String describe(String operation) {
+        return "gate '" + name + "': " + operation + ": ";
     }
 
     private static <T> void settle(CompletableFuture<T> result, T value, Throwable error) {

@@ -15,12 +15,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -161,7 +158,7 @@ final class LeaseQueue {
     /** How many waiters of this gate object hold a place in a Redis queue (the sum of the lanes'). */
     private final AtomicInteger queuedCount = new AtomicInteger();
     private final AtomicBoolean shutDown = new AtomicBoolean();
-    private final List<WaitListener> listeners = new CopyOnWriteArrayList<>();
+    private final WaitReports reports = new WaitReports();
     /** When (System.nanoTime) the last renewal that succeeded was sent. */
     private volatile long lastRenewal = System.nanoTime();
     private volatile boolean closed;
@@ -242,7 +239,7 @@ final class LeaseQueue {
     }
 
     void addListener(WaitListener listener) {
-        listeners.add(Objects.requireNonNull(listener, "listener"));
+        reports.add(listener);
     }
 
     /** The waiters of this gate object with a place in a Redis queue: a snapshot. */
@@ -405,7 +402,7 @@ final class LeaseQueue {
                 unqueue(w);
             }
             if (w.completer.complete(w)) { // refused only if cancelled first: its cancel action sent CANCEL
-                tell(WaitListener.Outcome.ADMITTED, ticket == 0 ? 0 : System.nanoTime() - w.startNanos);
+                reports.tell(WaitListener.Outcome.ADMITTED, ticket == 0 ? 0 : System.nanoTime() - w.startNanos);
             }
             return slotsLeft;
         }
@@ -466,20 +463,8 @@ final class LeaseQueue {
     private void fail(Waiter w, String operation, Throwable error) {
         if (end(w, false)) {
             report(w, WaitListener.Outcome.TIMED_OUT);
-            w.completer.fail(gateError(operation, error));
+            w.completer.fail(link.failure(operation, error));
         }
-    }
-
-    private RedisGateException gateError(String operation, Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        String why = cause instanceof TimeoutException
-                ? "Redis did not answer within " + redisTimeout
-                : cause instanceof IllegalStateException ? cause.getMessage() : "Redis failed: " + cause;
-        return new RedisGateException(describe(operation) + why, cause);
-    }
-
-    private String describe(String operation) {
-        return "gate '" + name + "': " + operation + ": ";
     }
 
     private void unqueue(Waiter w) {
@@ -537,18 +522,7 @@ final class LeaseQueue {
     /** Reports a wait that ended without admission (a try's is not a wait: not reported). */
     private void report(Waiter w, WaitListener.Outcome outcome) {
         if (!w.trying) {
-            tell(outcome, System.nanoTime() - w.startNanos);
-        }
-    }
-
-    private void tell(WaitListener.Outcome outcome, long waited) {
-        for (WaitListener l : listeners) {
-            try {
-                l.waitEnded(outcome, waited);
-            } catch (RuntimeException | Error e) {
-                Thread t = Thread.currentThread();
-                t.getUncaughtExceptionHandler().uncaughtException(t, e);
-            }
+            reports.tell(outcome, System.nanoTime() - w.startNanos);
         }
     }
 

@@ -14,11 +14,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -206,7 +203,7 @@ public final class RedisRateGate implements Gate {
     private final Map<String, Waiter> live = new ConcurrentHashMap<>();
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicBoolean shutDown = new AtomicBoolean();
-    private final List<WaitListener> listeners = new CopyOnWriteArrayList<>();
+    private final WaitReports reports = new WaitReports();
     private volatile boolean closed;
 
     private final Task<Waiter> enter = Task.create(completer -> enter(completer, MODE_WAIT));
@@ -519,7 +516,7 @@ public final class RedisRateGate implements Gate {
      */
     @Override
     public void addListener(WaitListener listener) {
-        listeners.add(Objects.requireNonNull(listener, "listener"));
+        reports.add(listener);
     }
 
     /**
@@ -638,7 +635,7 @@ public final class RedisRateGate implements Gate {
     private void handOver(Waiter w, long waited) {
         forget(w);
         if (w.completer.complete(w)) { // refused only if cancelled first: its cancel action gave it back
-            tell(WaitListener.Outcome.ADMITTED, waited);
+            reports.tell(WaitListener.Outcome.ADMITTED, waited);
         }
     }
 
@@ -678,20 +675,8 @@ public final class RedisRateGate implements Gate {
     private void fail(Waiter w, Throwable error) {
         if (end(w, false)) {
             report(w, WaitListener.Outcome.TIMED_OUT);
-            w.completer.fail(gateError("acquire", error));
+            w.completer.fail(link.failure("acquire", error));
         }
-    }
-
-    private RedisGateException gateError(String operation, Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        String why = cause instanceof TimeoutException
-                ? "Redis did not answer within " + redisTimeout
-                : "Redis failed: " + cause;
-        return new RedisGateException(describe(operation) + why, cause);
-    }
-
-    private String describe(String operation) {
-        return "gate '" + name + "': " + operation + ": ";
     }
 
     private void forget(Waiter w) {
@@ -706,18 +691,7 @@ public final class RedisRateGate implements Gate {
     /** Reports a wait that ended without admission (a try's is not a wait: not reported). */
     private void report(Waiter w, WaitListener.Outcome outcome) {
         if (!w.trying) {
-            tell(outcome, System.nanoTime() - w.startNanos);
-        }
-    }
-
-    private void tell(WaitListener.Outcome outcome, long waited) {
-        for (WaitListener l : listeners) {
-            try {
-                l.waitEnded(outcome, waited);
-            } catch (RuntimeException | Error e) {
-                Thread t = Thread.currentThread();
-                t.getUncaughtExceptionHandler().uncaughtException(t, e);
-            }
+            reports.tell(outcome, System.nanoTime() - w.startNanos);
         }
     }
 
