@@ -11,6 +11,7 @@ import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jctools.queues.MpmcArrayQueue;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -27,7 +28,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code Channel.buffered(64)} as a user writes it (a {@code Task.loop} of sends, {@code forEach}
  * receivers) against kotlinx's {@code Channel(64)} on the two-thread Default dispatcher, and virtual
  * threads over {@code ArrayBlockingQueue(64)} and an unbounded {@code LinkedTransferQueue} (two
- * carriers). Every run checks the sum received.
+ * carriers), and the floor of this shape: platform threads spinning on JCTools' {@code MpmcArrayQueue}. Every run checks the sum received.
  */
 @State(org.openjdk.jmh.annotations.Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -115,6 +116,70 @@ public class ChannelThroughput {
     @Benchmark
     public long virtualThreadsLinkedTransferQueue(Pools.Virtual vt) throws InterruptedException {
         return check(threads(new LinkedTransferQueue<>(), "ChannelThroughput.virtualThreadsLinkedTransferQueue"));
+    }
+
+    /**
+     * The floor: JCTools' {@code MpmcArrayQueue(64)}, a queue that never waits, between platform
+     * threads that spin ({@link Thread#onSpinWait}, then {@link Thread#yield} after 64 misses) instead of
+     * suspending. No waiting structure of this shape can beat it by much: it is the hardware's price for
+     * moving an element between cores (issue 13's target is within 2x of it).
+     *
+     * @return the sum received
+     * @throws InterruptedException if interrupted
+     */
+    @Benchmark
+    public long jctoolsSpinFloor() throws InterruptedException {
+        MpmcArrayQueue<Integer> queue = new MpmcArrayQueue<>(CAPACITY);
+        int n = perProducer;
+        AtomicLong total = new AtomicLong();
+        List<Thread> all = new ArrayList<>();
+        for (int p = 0; p < pairs; p++) {
+            all.add(Thread.ofPlatform().unstarted(() -> {
+                for (int i = 0; i < n; i++) {
+                    Integer v = i;
+                    for (int misses = 0; !queue.offer(v); misses++) {
+                        spin(misses);
+                    }
+                }
+                for (int misses = 0; !queue.offer(-1); misses++) { // one end marker per producer
+                    spin(misses);
+                }
+            }));
+            all.add(Thread.ofPlatform().unstarted(() -> {
+                long sum = 0;
+                for (int misses = 0; ; ) {
+                    Integer v = queue.poll();
+                    if (v == null) {
+                        spin(misses++);
+                        continue;
+                    }
+                    if (v < 0) {
+                        break;
+                    }
+                    sum += v;
+                    misses = 0;
+                }
+                total.addAndGet(sum);
+            }));
+        }
+        Watchdog.begin("ChannelThroughput.jctoolsSpinFloor");
+        try {
+            all.forEach(Thread::start);
+            for (Thread t : all) {
+                t.join();
+            }
+        } finally {
+            Watchdog.end();
+        }
+        return check(total.get());
+    }
+
+    private static void spin(int misses) {
+        if (misses < 64) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield(); // more threads than cores (4P4C on two): let the other side run
+        }
     }
 
     /** Producers put, consumers take until each has seen its share of the end markers (-1). */
