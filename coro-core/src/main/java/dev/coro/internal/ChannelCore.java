@@ -258,6 +258,8 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     private final WaitOrder senders = WaitOrder.arrival();
     private final WaitOrder receivers = WaitOrder.arrival();
     private int applied;
+    /** Owner only: the passes run so far (a count for white-box tests of part 11; never reset). */
+    private long passes;
     private ArrayList<Object> undelivered;
     private Thread ownerThread; // kept only when assertions are enabled
 
@@ -576,6 +578,14 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         return sendIntake.linkedCount() + receiveIntake.linkedCount() + senders.size() + receivers.size();
     }
 
+    /**
+     * For white-box tests in this package, at quiescence: how many owner passes have run (each owner
+     * section runs at least one), so a test can tell whether an operation owned the channel.
+     */
+    long passes() {
+        return passes;
+    }
+
     /** For white-box tests in this package: the lane, or null if the channel is not buffered. */
     ChannelLane lane() {
         return lane;
@@ -653,6 +663,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      */
     private void pass() {
         assert ownedHere() : "owner-only state touched outside ownership";
+        passes++;
         if (pendingDepartures != 0) {
             PENDING_DEPARTURES.getAndSet(this, 0);
             senders.purgeIfCrowded();
