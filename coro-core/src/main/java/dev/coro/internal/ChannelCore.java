@@ -579,10 +579,12 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     }
 
     /**
-     * For white-box tests in this package, at quiescence: how many owner passes have run (each owner
-     * section runs at least one), so a test can tell whether an operation owned the channel.
+     * For white-box tests, at quiescence: how many owner passes have run (each owner section runs at
+     * least one), so a test can tell whether an operation owned the channel. A racy read otherwise.
+     *
+     * @return the passes so far
      */
-    long passes() {
+    public long passes() {
         return passes;
     }
 
