@@ -72,12 +72,12 @@ final class Forks {
          *
          * 1. Representation. The AtomicInteger: children not yet ended. children (Slots) at i, once
          *    start() has reached i: a Fiber, a Watch, the encoded answer of a wait whose cell was
-         *    complete when start() reached it (no node: W3; boxed in a Done when the answer itself is
-         *    a Fiber, a Watch, a Done or NOT_STARTED, so that the slot's type still tells what it is),
-         *    or NOT_STARTED (the token had fired before start). Watch.result: null until the watch
+         *    complete when start() reached it (no node: W3; an answer is a task's encoded result,
+         *    never an object of these package-private types, so the slot's type still tells what it
+         *    is), or NOT_STARTED (the token had fired before start). Watch.result: null until the watch
          *    ends, then the encoded result it ends with (set once, by CAS). armed (volatile int): 0
          *    while start() registers the watches, then children.size(). plain: start() found every
-         *    child a completed wait whose answer is neither cancelled nor boxed.
+         *    child a completed wait whose answer is not cancelled.
          * 2. Transitions. A watch ends (result null -> r, CAS) when its cell fires it (onFire), when
          *    start finds the add refused (the cell fired since start read its result: the same
          *    linearization as Completion's own wait), or when the group's token fires and
@@ -100,8 +100,8 @@ final class Forks {
          *    whoever brings the count to zero (that add, or the last watch or fiber to end) runs
          *    finish(). A deciding answer among them (an error for ALL, a value for ANY) decides in
          *    list order, at start.
-         *    W4: plain is true only if no slot holds a fiber, a watch, NOT_STARTED, a Done or a
-         *    cancelled answer; then finish (ALL, nothing decided) only decodes the slots in place.
+         *    W4: plain is true only if no slot holds a fiber, a watch, NOT_STARTED or a cancelled
+         *    answer; then finish (ALL, nothing decided) only decodes the slots in place.
          * 5. Memory ordering. result is written by CAS before the count-down (a volatile RMW), so
          *    the last count-down, which runs finish(), reads every result; the slots and plain are
          *    written by start before its count-down, so the same holds for them. Watch.cell is
@@ -190,14 +190,14 @@ final class Forks {
                 Object done = cell.resultAcquire();
                 if (done != null) { // W3: done already: its answer goes in the slot, no node
                     Object r = Completion.answer(done, asOutcome);
-                    Object slot = slotOf(r);
-                    all.put(i, slot);
+                    assert !(r instanceof Fiber<?> || r instanceof Watch || r == NOT_STARTED) : "part 1";
+                    all.put(i, r);
                     settled++;
-                    if (slot != r || Completion.isCancelled(r)) {
+                    if (Completion.isCancelled(r)) {
                         answersOnly = false;
                     }
                     if (decides(r)) {
-                        decide(slot);
+                        decide(r);
                     }
                     continue;
                 }
@@ -222,11 +222,6 @@ final class Forks {
             if (settled > 0 && addAndGet(-settled) == 0) {
                 finish();
             }
-        }
-
-        /** What a slot holds for a wait that ended at start with {@code r}: r, unless its type would mislead. */
-        private static Object slotOf(Object r) {
-            return r instanceof Fiber<?> || r instanceof Watch || r instanceof Done || r == NOT_STARTED ? new Done(r) : r;
         }
 
         /** The group's token fired: take back every registered watch (W2); each ends cancelled. */
@@ -283,9 +278,6 @@ final class Forks {
             }
             if (child == NOT_STARTED) {
                 return Completion.CANCELLED;
-            }
-            if (child instanceof Done d) {
-                return d.answer;
             }
             return child; // the answer of a wait that was complete at start (W3)
         }
@@ -357,9 +349,6 @@ final class Forks {
             }
         }
     }
-
-    /** The answer of a wait complete at start whose own type would be taken for a slot kind (see Group). */
-    private record Done(Object answer) {}
 
     /** A wait on a handle's cell, run by the group itself: no fiber, no suspension (see Group). */
     private static final class Watch extends SignalList.Node {
