@@ -150,14 +150,6 @@ final class WorkQueue extends WorkQueueFields {
         return n;
     }
 
-    /**
-     * Whether a steal of half of another queue of this capacity fits ({@link #stealInto}'s room rule).
-     * Owner only.
-     */
-    boolean hasRoomForHalf() {
-        return capacity - (tailPlain() - steal(headVolatile())) >= capacity - capacity / 2;
-    }
-
     /** Takes the oldest task, or returns null when empty. Owner only. */
     Runnable pop() {
         long h = headVolatile();

@@ -23,10 +23,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p><b>Where work goes.</b> Work submitted by a task already running on this pool goes to the back
  * of that worker's own queue and typically runs on the same thread, with no other thread involved;
  * when that queue is full (256 tasks), its older half moves to the shared injection queue in one
- * piece. Work submitted from any other thread goes to that thread's own submission lane (a ring
- * that only it pushes to, leased while free: a few submitting threads have one) or else to the
- * shared injection queue (sharded by submitting thread, so that concurrent submitters do not all
- * contend on one tail); every worker polls both, and takes half of a lane at once.
+ * piece. Work submitted from any other thread goes to the injection queue (sharded by submitting
+ * thread, so that concurrent submitters do not all contend on one tail), which every worker polls.
  * An idle worker steals half of a busy worker's queue at once, so that work spreads in few steps.
  * Idle workers spin for a short while, looking for work, before they park; a parked worker is woken
  * only when no other worker is already looking, so a burst of submissions costs one wakeup, not one
@@ -94,10 +92,7 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
      * and one that raced with shutdown re-checks runState after its offer and takes its task back.
      * That parker checks the queues again after it has read the shutdown: a submission accepted
      * just before the shutdown (its read of RUNNING preceded the shutdown's CAS) may have been
-     * published after the parker's first check, but before its read of the shutdown. A submitter
-     * taking back from its lane moves the lane's other tasks to a shard, out of every queue for a
-     * moment: it counts itself in takingBack first, and the parker reads takingBack between two
-     * checks of the queues and does not terminate while it is not 0 (see takeBack, Worker.park).
+     * published after the parker's first check, but before its read of the shutdown.
      */
 
     private static final int RUNNING = 0;
@@ -117,8 +112,6 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     private final CountDownLatch exited;
     private final String name;
     private volatile int runState;
-    /** Submitters moving their lane's tasks after a push that raced with shutdown (see {@link #takeBack}). */
-    private volatile int takingBack;
 
     private WorkStealingPool(int n, String prefix) {
         this.name = prefix;
@@ -210,45 +203,11 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
             throw rejected();
         }
         int shard = injection.shardOfCurrentThread();
-        InjectionQueue.Lane lane = injection.laneOfCurrentThread();
-        if (lane != null) { // this thread's own lane: no allocation, no read-modify-write
-            injection.push(lane, task, shard);
-            VarHandle.fullFence(); // IdleWorkers I3 (publish, fence, signal), and the runState check below
-            if (runState != RUNNING && takeBack(lane, task, shard)) {
-                throw rejected(); // raced with shutdown and the pool may be terminating: take it back
-            }
-        } else {
-            injection.offer(task, shard); // a CAS: the fence of IdleWorkers I3
-            if (runState != RUNNING && injection.remove(task, shard)) {
-                throw rejected(); // raced with shutdown and the pool may be terminating: take it back
-            }
+        injection.offer(task, shard); // a CAS: the fence of IdleWorkers I3
+        if (runState != RUNNING && injection.remove(task, shard)) {
+            throw rejected(); // raced with shutdown and the pool may be terminating: take it back
         }
         idle.signal();
-    }
-
-    /**
-     * Takes {@code task} back from this thread's lane after a push that raced with shutdown: moves the
-     * lane's tasks to a shard (the others were accepted before the shutdown and must still run) and
-     * removes {@code task} there. While the tasks are in flight no worker can see them, so the pool
-     * must not terminate meanwhile: takingBack holds the last parker back (Worker.park reads it after
-     * its re-check of the queues, and the increment here precedes the move), and the signal after
-     * the move wakes a worker to find them (or to terminate, if it finds nothing).
-     */
-    private boolean takeBack(InjectionQueue.Lane lane, Runnable task, int shard) {
-        TAKING_BACK.getAndAdd(this, 1);
-        boolean removed;
-        try {
-            removed = injection.takeBack(lane, task, shard);
-        } finally {
-            TAKING_BACK.getAndAdd(this, -1); // a full fence: IdleWorkers I3 for the signal below
-        }
-        idle.signal();
-        return removed;
-    }
-
-    /** Whether a submitter is moving its lane's tasks (see {@link #takeBack}): the pool must not terminate yet. */
-    boolean takingBack() {
-        return takingBack != 0;
     }
 
     /**
@@ -611,12 +570,10 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     }
 
     private static final VarHandle RUN_STATE;
-    private static final VarHandle TAKING_BACK;
 
     static {
         try {
             RUN_STATE = MethodHandles.lookup().findVarHandle(WorkStealingPool.class, "runState", int.class);
-            TAKING_BACK = MethodHandles.lookup().findVarHandle(WorkStealingPool.class, "takingBack", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -98,20 +98,12 @@ final class Worker extends Thread {
     }
 
     /**
-     * Polls the injection queue, then the submission lanes (half a lane at a time). A polled chunk (tasks a worker's full queue overflowed) is unpacked:
+     * Polls the injection queue. A polled chunk (tasks a worker's full queue overflowed) is unpacked:
      * its first task is returned and the rest go into this worker's queue, where others can steal.
      */
     private Runnable takeInjected() {
         WorkStealingPool p = pool;
         Runnable x = p.injection.poll(homeShard);
-        if (x == null) {
-            x = p.injection.stealFromLanes(queue, index);
-            if (x != null && queue.size() > 0) { // the rest of the half landed here: others may share it
-                VarHandle.fullFence(); // IdleWorkers I3
-                p.idle.signal();
-            }
-            return x;
-        }
         if (!(x instanceof WorkStealingPool.Chunk chunk)) {
             return x;
         }
@@ -292,17 +284,8 @@ final class Worker extends Thread {
                 idle.cancelPark(this);
                 return WORK_SEEN;
             }
-            // a submitter moving its lane's tasks (WorkStealingPool.takeBack) holds them where no
-            // queue shows them: wait for its signal. A move that ended after the check above and
-            // before this read has put them in a shard first: the check after the read sees them.
-            if (!p.takingBack()) {
-                if (p.hasWork()) {
-                    idle.cancelPark(this);
-                    return WORK_SEEN;
-                }
-                p.terminate(); // everyone parked, nothing queued, nothing can be submitted: quiescent
-                return EXIT;
-            }
+            p.terminate(); // everyone parked, nothing queued, nothing can be submitted: quiescent
+            return EXIT;
         }
         PARKS.setOpaque(this, parks + 1); // the only writer
         idle.awaitUnpark(this, p);
