@@ -87,9 +87,6 @@ public final class Scope implements AutoCloseable {
      *
      * 2. Transitions.
      *    spawn:    count + 1 if not CLOSED (else throw)         CAS loop      spawner
-     *              (spawn's and childEnd's loops start from a guessed value, not a read: the first
-     *              CAS fails with the current value as its witness, which the retry uses; the CLOSED
-     *              check is made on every value a CAS is tried from, so I3 holds as before)
      *    refuseSpawns: CLOSED set                               getAndBitwiseOr  closer
      *    childEnd: count - 1, and epoch + 1 if count reaches 0  CAS loop      child's last thread
      *              then joiners L -> new list, fire L            CAS, fire     same
@@ -334,7 +331,13 @@ public final class Scope implements AutoCloseable {
      */
     public <T> Task<T> spawn(Task<T> task) {
         Objects.requireNonNull(task, "task");
-        countSpawn();
+        long s;
+        do {
+            s = state;
+            if ((s & CLOSED) != 0) { // I3
+                throw new IllegalStateException("scope is closed: no new spawns");
+            }
+        } while (!STATE.compareAndSet(this, s, s + 1));
         if (unobserved == null) {
             Fiber<T> child = new Fiber<>(task, context, childListener);
             child.dispatch();
@@ -417,26 +420,6 @@ public final class Scope implements AutoCloseable {
         return Completion.awaitWith(batch.new Handle());
     }
 
-    /**
-     * Counts one child in (spawn's transition, I3). The CAS starts from a guess instead of a read:
-     * children ending on the workers write this word all the time, so a read would fetch the line
-     * shared and the CAS fetch it again to own it; a CAS that fails on the guess owns the line and
-     * returns the current value, and the retry from that value almost always succeeds at once.
-     */
-    private void countSpawn() {
-        long s = 0; // the guess: an idle open scope of epoch 0; the witness corrects it
-        for (;;) {
-            if ((s & CLOSED) != 0) { // I3
-                throw new IllegalStateException("scope is closed: no new spawns");
-            }
-            long witness = (long) STATE.compareAndExchange(this, s, s + 1);
-            if (witness == s) {
-                return;
-            }
-            s = witness;
-        }
-    }
-
     private void childDone(Fiber<?> child) {
         if (unobserved == null && child.result instanceof Completion.Failed f) {
             childFailed(f.error);
@@ -456,17 +439,13 @@ public final class Scope implements AutoCloseable {
 
     /** Counts {@code n} children down; the count-down that reaches zero ends the epoch. */
     private void childrenEnded(long n) {
-        long s = n; // a guess, as in countSpawn: the witness of a failed CAS corrects it
+        long s;
         long next;
-        for (;;) {
+        do {
+            s = state;
+            assert (s & COUNT_MASK) >= n : "more children ended than were spawned";
             next = (s & COUNT_MASK) == n ? s - n + EPOCH : s - n;
-            long witness = (long) STATE.compareAndExchange(this, s, next);
-            if (witness == s) {
-                break;
-            }
-            s = witness;
-        }
-        assert (s & COUNT_MASK) >= n : "more children ended than were spawned";
+        } while (!STATE.compareAndSet(this, s, next));
         if ((next & COUNT_MASK) == 0) {
             SignalList old;
             do {
