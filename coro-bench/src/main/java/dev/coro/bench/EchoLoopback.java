@@ -265,7 +265,8 @@ public final class EchoLoopback {
             }
         }
         System.out.print(table(load, impls, results));
-        System.out.println("(each round in a fresh JVM with " + settings.warmup + " warm-up rounds before it)");
+        System.out.println("(each round in a fresh JVM with " + settings.warmup + " warm-up rounds before it, flags "
+                + Pools.HEAP_MIN + " " + Pools.HEAP_MAX + " " + String.join(" ", settings.jvmArgs) + ")");
         System.out.println("load average at the end: " + Timers.loadAverage());
         System.out.flush();
         System.exit(0);

@@ -334,7 +334,8 @@ public final class Timers {
         List<Result> results = new ArrayList<>();
         measured.forEach((impl, list) -> results.add(new Result(impl, timers, list)));
         System.out.print(table(results));
-        System.out.println("(each round in a fresh JVM with " + settings.warmup + " warm-up rounds before it)");
+        System.out.println("(each round in a fresh JVM with " + settings.warmup + " warm-up rounds before it, flags "
+                + Pools.HEAP_MIN + " " + Pools.HEAP_MAX + " " + String.join(" ", settings.jvmArgs) + "; the heap above is this parent's)");
         System.out.println("load average at the end: " + loadAverage());
         System.out.flush();
         System.exit(0);
