@@ -85,6 +85,21 @@ class AsyncChannelTest {
     }
 
     @Test
+    void aReadinessReportLiftsTheReadHintSoTheNextReadTriesAtOnce() throws Exception {
+        out.writeFully(ByteBuffer.wrap(new byte[] {1})).join();
+        in.readFully(ByteBuffer.allocate(1)).join(); // exact: presumed drained
+        assertTrue(onLoop(loop, in.handle::presumedDrained));
+        CompletableFuture<Void> ready = in.ready(SelectionKey.OP_READ).toCompletableFuture();
+        awaitPending(loop, in.handle, true);
+        out.writeFully(ByteBuffer.wrap(new byte[] {2})).join();
+        ready.get(); // the selector reported the pipe readable: the byte is there
+        assertFalse(onLoop(loop, in.handle::presumedDrained), "a readiness report ends the presumption");
+        ByteBuffer one = ByteBuffer.allocate(1);
+        assertEquals(1, (int) in.read(one).join());
+        assertEquals(2, one.get(0));
+    }
+
+    @Test
     void anExactReadLeavesThePipePresumedDrainedAndAFullReadDoesNot() throws Exception {
         out.writeFully(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6})).join();
         in.readFully(ByteBuffer.allocate(2)).join();
