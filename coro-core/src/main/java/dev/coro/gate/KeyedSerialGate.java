@@ -74,7 +74,9 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      *    forms (both Key: the key, the gate, hasSlot; as a Runnable each is its holder's exit):
      *      Entry (alone): placed by an operation that found the key free, which holds the key. No
      *        count: while an entry is in the table, its placer is its one user. shared (volatile,
-     *        null until a joiner installs it by CAS): the Shared that will take its place.
+     *        null until a joiner installs it by CAS): the Shared that will take its place. left
+     *        (boolean, written once by the placer with release, read with acquire): the placer is
+     *        leaving (T4) and no longer holds the key.
      *      Shared (contended): users (volatile int) counts the operations that joined it and have
      *        not left it: the holder and the joiners queued behind it or on their way there; 0
      *        means dead, for ever. lane (final): a serial permit lane (PermitLane(1): the key's
@@ -88,9 +90,11 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      *
      * 2. Transitions (of one operation with key k).
      *    T1 place: putIfAbsent a fresh entry: if the key had no node, placed: it holds the key. A try
-     *       only ever places: it finds a live node "in use" (an entry, or a Shared with users > 0)
-     *       and completes cancelled.
-     *    T2 join: an entry e: take e.shared (install a new Shared s by CAS if null), then
+     *       only ever places: it finds a live node "in use" (an entry not left, or a Shared with
+     *       users > 0) and completes cancelled. Found an entry e with e.left: its placer is leaving:
+     *       keys.remove(e) (helping; its placer's own remove then fails, T4) and start over at T1,
+     *       for a try too (the key is free: it must not be refused, nor wait for the placer).
+     *    T2 join: an entry e not left: take e.shared (install a new Shared s by CAS if null), then
      *       keys.replace(e, s): e's node is s from now on; if e is no longer in the table (its
      *       placer left alone, T4, or another joiner replaced it already) start over at T1. A
      *       Shared s in the table: CAS s.users n -> n + 1 for n >= 1: joined; it waits in s.lane's
@@ -98,9 +102,12 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      *       (helping; removes only that node) and start over at T1.
      *    T3 hold: the holder takes a slot of keySlots if bounded and the key has none (holding the
      *       key meanwhile), then runs its work.
-     *    T4 exit of an entry's placer (on every path): keys.remove(e): if that removed e, nobody
-     *       joined: the key is free (and its slot back, if e.hasSlot). Otherwise a joiner replaced e
-     *       by s = e.shared: s.hasSlot = e.hasSlot (the key's slot goes with it), then T5's exit.
+     *    T4 exit of an entry's placer (on every path): e.left = true (release), then keys.remove(e):
+     *       if that removed e, nobody joined: the key is free (and its slot back, if e.hasSlot).
+     *       Otherwise a joiner replaced e by s = e.shared, or a newcomer removed e (T1): if e.shared
+     *       is set, s.hasSlot = e.hasSlot (the key's slot goes with it) and T5's exit through s (a
+     *       Shared whose replace failed was never in the table: its users is still 1, so that exit
+     *       kills it, and kill gives the slot back); else the slot back, if e.hasSlot.
      *    T5 exit of a Shared's holder: users == 1 and CAS 1 -> 0: it is the killer: keys.remove(s)
      *       and, if s.hasSlot, keySlots.release(1). Otherwise someone joined: s.lane.release(1) hands
      *       the key on (to the oldest waiter, or to the next joiner to arrive at the lane), then
@@ -140,7 +147,9 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      *    5), so a node's fields written before it is placed or put in place are seen by whoever
      *    finds it. A joiner installs e.shared (CAS) before its replace (CAS of the bin), and the
      *    placer reads e.shared after its remove found e gone (a bin read that saw the replace or a
-     *    later write): it sees s. users is touched by CAS and volatile reads. hasSlot: the placer
+     *    later write): it sees s. left: release by the placer, acquire by a newcomer; it only tells
+     *    the newcomer that removing e is safe (the placer no longer uses the key), and the remove's
+     *    CAS decides between that newcomer, the placer and a joiner's replace: exactly one wins. users is touched by CAS and volatile reads. hasSlot: the placer
      *    writes s.hasSlot before it releases s's lane or leaves s; a Shared's killer's CAS 1 -> 0
      *    comes after every other user's decrement, each after that user's writes of hasSlot, so the
      *    killer reads the last one; between holders the lane's hand-off orders them. close: an

@@ -8,7 +8,8 @@ import java.util.function.Consumer;
 /**
  * A lock-free hash table of nodes that carry their own key: the keyed gate's map from a key to the
  * state of that key's operations. It does only what that gate needs: place a node unless one with an
- * equal key is there ({@link #putIfAbsent}), remove a given node ({@link #remove}), and visit the nodes
+ * equal key is there ({@link #putIfAbsent}), remove a given node ({@link #remove}), put a successor
+ * in the place of a given node ({@link #replace}), and visit the nodes
  * ({@link #forEach}, {@link #size}). Keys are compared by {@code equals} (after identity) and found by
  * {@code hashCode}; a node is kept only while it is in the table, so a table of removed nodes holds
  * nothing but its bins.
@@ -42,6 +43,8 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
      *       with the node added (buckets + 1 when a node becomes a bucket).
      *    B2 remove n: n -> null; a bucket of 2 -> the other node (buckets - 1); a larger bucket -> the
      *       bucket without n.
+     *    B4 replace n by r (a node with an equal key, not in the table): n -> r; a bucket -> a copy
+     *       with r at n's index. The bin's bucket count does not change.
      *    B3 migrate bin i of t into n = t.next (the migrator only): read the bin's content c, write
      *       n's bins 2i and 2i + 1 with c's nodes split by their next hash bit (plain writes: no one
      *       reads those two bins before the CAS below), then CAS t[i] c -> n; if the CAS fails (B1 or
@@ -54,7 +57,7 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
      *
      * 3. Linearization points. putIfAbsent: the successful CAS of B1, or the acquire read of the bin
      *    in which it found the equal key. remove: the successful CAS of B2, or the read of the bin
-     *    without the node (not there). forEach and size are not atomic: they see every node that
+     *    without the node (not there). replace: the successful CAS of B4, or that read. forEach and size are not atomic: they see every node that
      *    was in the table for the whole visit, and no node that was removed before it began.
      *
      * 4. Invariants.
