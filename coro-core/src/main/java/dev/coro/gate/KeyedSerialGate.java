@@ -604,7 +604,7 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
     }
 
     /** The key table's first size, in bins (it grows with the keys in use at once). */
-    private static final int INITIAL_BINS = Integer.getInteger("coro.keyed.bins", 16);
+    private static final int INITIAL_BINS = 16;
 
     private static final VarHandle USERS;
     private static final VarHandle SHARED;

@@ -122,7 +122,7 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
     /** 2^32 / the golden ratio: the multiplier of Fibonacci hashing (part 9). */
     private static final int GOLDEN = 0x9E3779B9;
     /** log2 of the slots per bin: bins STRIDE apart, on different cache lines when > 0. */
-    private static final int STRIDE_SHIFT = Integer.getInteger("coro.keyTable.strideShift", 0);
+    private static final int STRIDE_SHIFT = 0;
     /** The largest table, in bins. */
     private static final int MAX_BINS = 1 << (30 - STRIDE_SHIFT);
 
