@@ -264,6 +264,19 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                                 tried = source;
                             }
                             t = source;
+                        } else if (t.tag == Nodes.MAP) { // fused: apply the function here
+                            Nodes.Map m = (Nodes.Map) t;
+                            t = null;
+                            try {
+                                v = m.fn.apply(now);
+                                k = VALUE;
+                            } catch (Throwable e) {
+                                v = e;
+                                k = ERROR;
+                                if (CoroDebug.ENABLED) { // the error leaves the map, as from its frame
+                                    DebugProbes.passed(e, m);
+                                }
+                            }
                         } else { // fused: the node takes the value as its frame would
                             f = t;
                             v = now;
@@ -404,8 +417,9 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     finish(k, v);
                     return;
                 }
-                Object frame = pop();
+                Object frame = peek();
                 if (frame == RESTORE) {
+                    drop();
                     Context saved = (Context) pop();
                     Scheduler from = ctx.scheduler();
                     ctx = saved;
@@ -416,6 +430,9 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     continue;
                 }
                 f = (Task<?>) frame;
+                if (f.tag != Nodes.LOOP && f.tag != Nodes.REPEATING) {
+                    drop(); // a loop's frame stays on the stack while the loop goes on
+                }
             }
             switch (f.tag) { // the frame f takes (k, v): sets t to run next, or passes (k, v) on
                 case Nodes.MAP -> {
@@ -444,13 +461,14 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         t = ((Nodes.Then<?, ?>) f).next;
                     }
                 }
-                case Nodes.LOOP -> { // v: the state after an iteration (or the initial one)
+                case Nodes.LOOP -> { // v: the state after an iteration (or the initial one); f is still on top
+                    boolean more = false;
                     if (k == VALUE) {
                         Nodes.Loop l = (Nodes.Loop) f;
                         try {
                             if (l.condition.test(v)) {
                                 t = Objects.requireNonNull((Task<?>) l.body.apply(v), "loop: the body returned null");
-                                push(l); // the same frame for the next iteration: constant stack
+                                more = true; // the same frame for the next iteration: constant stack
                             }
                         } catch (Throwable e) {
                             v = e;
@@ -458,13 +476,16 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             t = null;
                         }
                     }
+                    if (!more) {
+                        drop();
+                    }
                 }
-                case Nodes.REPEATING -> {
+                case Nodes.REPEATING -> { // f is still on top
+                    Nodes.Repeating r = (Nodes.Repeating) f;
+                    if (k != VALUE || --r.left == 0) {
+                        drop(); // ended early, or the run starting now is the last: no frame for it
+                    }
                     if (k == VALUE) {
-                        Nodes.Repeating r = (Nodes.Repeating) f;
-                        if (--r.left > 0) {
-                            push(r);
-                        }
                         t = r.source;
                     }
                 }
@@ -593,6 +614,23 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
             a[1] = frame;
             frames = a;
             sp = 2;
+        }
+    }
+
+    /** The top frame, left in place; there is one (sp > 0). */
+    private Object peek() {
+        Object fs = frames;
+        return fs instanceof Object[] a ? a[sp - 1] : fs;
+    }
+
+    /** Removes the top frame; there is one (sp > 0). */
+    private void drop() {
+        Object fs = frames;
+        if (fs instanceof Object[] a) {
+            a[--sp] = null;
+        } else {
+            frames = null;
+            sp = 0;
         }
     }
 

@@ -163,8 +163,9 @@ final class Nodes {
 
     /**
      * {@link Task#loop}: from {@code initial}, runs {@code body} while {@code condition} holds. The
-     * run loop runs it natively: the node is its own stack frame, pushed again for each iteration, so
-     * an iteration allocates nothing of the loop's own (only what the body builds).
+     * run loop runs it natively: the node is its own stack frame, left on the stack while the loop goes
+     * on (the run loop reads it without popping it, and drops it when the loop ends), so an iteration
+     * allocates nothing of the loop's own (only what the body builds) and moves no frame.
      */
     static final class Loop<S> extends Task<S> {
         final S initial;
@@ -181,8 +182,8 @@ final class Nodes {
 
     /**
      * {@link Task#repeat}: source, {@code times} times in sequence (at least 2). Each run of it
-     * pushes one {@link Repeating} frame, which counts the runs left: one allocation per run of the
-     * repeat, none per iteration.
+     * pushes one {@link Repeating} frame, which counts the runs left and stays on the stack until the
+     * last run starts: one allocation per run of the repeat, none per iteration.
      */
     static final class Repeat<T> extends Task<T> {
         final Task<T> source;
