@@ -48,8 +48,10 @@ public class GateSerial {
 
     private final SerialGate gate = new SerialGate();
     private final AsyncMutex mutex = new AsyncMutex();
+    private final SerialGate bargingGate = SerialGate.barging();
     private Task<Void> gateRoot;
     private Task<Void> mutexRoot;
+    private Task<Void> bargingRoot;
 
     /** Builds the Coro root tasks once (tasks are reusable descriptions; each join runs it anew). */
     @Setup(Level.Trial)
@@ -57,6 +59,7 @@ public class GateSerial {
         Task<Void> increment = Task.fromRunnable(() -> counter++);
         gateRoot = root(gate.within(increment).repeat(locks));
         mutexRoot = root(mutex.withLock(increment).repeat(locks));
+        bargingRoot = root(bargingGate.within(increment).repeat(locks));
     }
 
     private Task<Void> root(Task<Void> worker) {
@@ -94,6 +97,23 @@ public class GateSerial {
         coro.join(mutexRoot, "GateSerial.coroMutex");
         if (mutex.isLocked()) {
             throw new IllegalStateException("the mutex is still locked after every task ended");
+        }
+        return check(counter);
+    }
+
+    /**
+     * Coro's opt-in barging serial gate: the same as {@link #coro} on {@code SerialGate.barging()},
+     * where work that leaves frees the gate and wakes the oldest waiter to compete for it (not FIFO).
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coroBarging(Pools.Coro coro) {
+        counter = 0;
+        coro.join(bargingRoot, "GateSerial.coroBarging");
+        if (bargingGate.isBusy()) {
+            throw new IllegalStateException("the barging serial gate is still busy after every task ended");
         }
         return check(counter);
     }

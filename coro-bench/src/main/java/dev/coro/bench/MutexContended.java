@@ -50,7 +50,9 @@ public class MutexContended {
     private long counter;
 
     private final AsyncMutex mutex = new AsyncMutex();
+    private final AsyncMutex bargingMutex = AsyncMutex.barging();
     private Task<Void> coroRoot;
+    private Task<Void> coroBargingRoot;
 
     /** Builds the Coro root task once (tasks are reusable descriptions; each join runs it anew). */
     @Setup(Level.Trial)
@@ -58,6 +60,8 @@ public class MutexContended {
         Task<Void> worker = mutex.withLock(Task.fromRunnable(() -> counter++)).repeat(locks);
         int n = tasks;
         coroRoot = Pools.Coro.spawnAll(n, worker);
+        Task<Void> bargingWorker = bargingMutex.withLock(Task.fromRunnable(() -> counter++)).repeat(locks);
+        coroBargingRoot = Pools.Coro.spawnAll(n, bargingWorker);
     }
 
     /**
@@ -74,6 +78,24 @@ public class MutexContended {
         coro.join(coroRoot, "MutexContended.coro");
         if (mutex.isLocked()) {
             throw new IllegalStateException("the mutex is still locked after every task ended");
+        }
+        return check(counter);
+    }
+
+    /**
+     * Coro's opt-in barging mutex: the same as {@link #coro} on {@code AsyncMutex.barging()}, which
+     * frees the lock on unlock and wakes the oldest waiter to compete for it (not FIFO), the
+     * discipline of {@link #vtReentrantUnfair}.
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coroBarging(Pools.Coro coro) {
+        counter = 0;
+        coro.join(coroBargingRoot, "MutexContended.coroBarging");
+        if (bargingMutex.isLocked()) {
+            throw new IllegalStateException("the barging mutex is still locked after every task ended");
         }
         return check(counter);
     }

@@ -44,9 +44,11 @@ public class MutexUncontended {
     private long counter;
 
     private final AsyncMutex mutex = new AsyncMutex();
+    private final AsyncMutex bargingMutex = AsyncMutex.barging();
     private final ReentrantLock reentrantLock = new ReentrantLock();
     private Mutex kotlinxMutex;
     private Task<Void> coroLocked;
+    private Task<Void> coroBargingLocked;
     private Task<Void> coroUnlocked;
 
     /** Builds the tasks once (tasks are reusable descriptions; each join runs them anew). */
@@ -54,6 +56,7 @@ public class MutexUncontended {
     public void setup() {
         Task<Void> increment = Task.fromRunnable(() -> counter++);
         coroLocked = mutex.withLock(increment).repeat(ops);
+        coroBargingLocked = bargingMutex.withLock(increment).repeat(ops);
         coroUnlocked = increment.repeat(ops);
         kotlinxMutex = KotlinxMutexPeers.newKotlinxMutex();
     }
@@ -69,6 +72,23 @@ public class MutexUncontended {
         coroLocked.join();
         if (mutex.isLocked()) {
             throw new IllegalStateException("withLock left the mutex locked");
+        }
+        return check(before, counter);
+    }
+
+    /**
+     * Coro's barging mutex: one {@code join()} of
+     * {@code AsyncMutex.barging().withLock(Task.fromRunnable(() -> counter++)).repeat(ops)}; its lock
+     * task adds a {@code flatMap} step to the FIFO one's (the woken waiter's competition).
+     *
+     * @return the counter
+     */
+    @Benchmark
+    public long coroBarging() {
+        long before = counter;
+        coroBargingLocked.join();
+        if (bargingMutex.isLocked()) {
+            throw new IllegalStateException("withLock left the barging mutex locked");
         }
         return check(before, counter);
     }

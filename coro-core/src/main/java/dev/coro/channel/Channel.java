@@ -314,10 +314,9 @@ public final class Channel<T> {
      * @return the clause
      * @throws NullPointerException if {@code fn} is null
      */
-    @SuppressWarnings("unchecked")
     public <R> SelectClause<R> onReceive(Function<? super T, ? extends R> fn) {
         Objects.requireNonNull(fn, "fn");
-        return new SelectClause<>((node, context) -> core.enterReceive(node), v -> fn.apply((T) v));
+        return SelectClause.receive(core, fn);
     }
 
     /**
@@ -335,7 +334,7 @@ public final class Channel<T> {
     public <R> SelectClause<R> onSend(T element, Supplier<? extends R> fn) {
         Objects.requireNonNull(element, "element");
         Objects.requireNonNull(fn, "fn");
-        return new SelectClause<>((node, context) -> core.enterSend(node, element), v -> fn.get());
+        return SelectClause.send(core, element, fn);
     }
 
     // ---- closing ----

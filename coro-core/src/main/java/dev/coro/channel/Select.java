@@ -1,15 +1,18 @@
 package dev.coro.channel;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.internal.FastPath;
+import dev.coro.internal.Select.Selected;
 import dev.coro.internal.WaitNode;
+import dev.coro.task.Completer;
 import dev.coro.task.Outcome;
 import dev.coro.task.Scope;
 import dev.coro.task.Task;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -53,7 +56,18 @@ public final class Select {
      * channel's receive or send intake (ChannelCore: a clause whose claim fails is a departed waiter,
      * so a losing receive consumes nothing and a losing send delivers nothing), a child scope running
      * the task (its departure cancels the scope), a timer (its departure cancels the timer). The
-     * winner's value passes through the clause's function once the step has resumed. */
+     * winner's value passes through the clause's function once the step has resumed.
+     *
+     * Before any of that, the run loop's fast path (Run.tryNow) tries each channel clause's operation
+     * at once, in the select's order (from a random clause when unbiased): receiveNow or sendNow on
+     * the clause's channel, each a whole operation decided by the channel (ChannelCore). The first
+     * that completes is the select's winner, and no other clause was queued anywhere, so nothing else
+     * can take effect; one that would wait answers "not now" and took nothing. Only if none completes
+     * does the select build its waiter and queue its clauses, which tries them all again (an
+     * operation that became possible meanwhile wins then). This is the order the waiting door would
+     * decide in too: a clause wins only if every clause before it could not complete when tried. A
+     * send clause on a channel closed for sending fails the select in either door. Clauses other than
+     * a channel's (a task, a timeout) are never tried early: only their door can complete them. */
 
     private Select() {}
 
@@ -89,13 +103,13 @@ public final class Select {
         return build(copy(clauses), true);
     }
 
-    /** The clauses as a list: read one by one, the varargs array itself never escapes. */
-    private static <R> List<SelectClause<? extends R>> copy(SelectClause<? extends R>[] clauses) {
-        List<SelectClause<? extends R>> list = new ArrayList<>(clauses.length);
-        for (SelectClause<? extends R> c : clauses) {
-            list.add(Objects.requireNonNull(c, "clauses: a clause is null"));
+    /** The clauses, checked, in an array of our own: read one by one, the varargs array never escapes. */
+    private static SelectClause<?>[] copy(SelectClause<?>[] clauses) {
+        SelectClause<?>[] all = new SelectClause<?>[clauses.length];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = Objects.requireNonNull(clauses[i], "clauses: a clause is null");
         }
-        return list;
+        return all;
     }
 
     /**
@@ -109,28 +123,63 @@ public final class Select {
      * @throws NullPointerException if the list or a clause is null
      */
     public static <R> Task<R> select(List<? extends SelectClause<? extends R>> clauses, boolean unbiased) {
-        return build(List.copyOf(clauses), unbiased);
+        return build(copy(clauses.toArray(new SelectClause<?>[0])), unbiased);
     }
 
-    private static <R> Task<R> build(List<? extends SelectClause<? extends R>> clauses, boolean unbiased) {
-        if (clauses.isEmpty()) {
+    private static <R> Task<R> build(SelectClause<?>[] clauses, boolean unbiased) {
+        if (clauses.length == 0) {
             throw new IllegalArgumentException("clauses: a select needs at least one clause");
         }
-        SelectClause<?>[] all = clauses.toArray(new SelectClause<?>[0]);
-        int n = all.length;
-        Task<dev.coro.internal.Select.Selected> wait = Task.create(completer -> {
-            dev.coro.internal.Select select = new dev.coro.internal.Select((WaitNode) completer, n);
-            int start = unbiased && n > 1 ? ThreadLocalRandom.current().nextInt(n) : 0;
-            for (int k = 0; k < n && !select.isSettled(); k++) {
-                int i = (start + k) % n;
-                all[i].register(select.clause(i), completer.context());
+        Run<R> run = new Run<>(clauses, unbiased);
+        return Task.create(run).map(run);
+    }
+
+    /**
+     * One select, as its task runs it: the run loop's fast path tries each clause's operation now,
+     * in the select's order, and the first that completes wins; if none can, the waiting door queues
+     * a clause node of the select-able waiter in every clause's queue. Either way the task's value is
+     * a {@code Selected} (which clause, with what), and the map step applies that clause's function.
+     */
+    private static final class Run<R> implements Consumer<Completer<Selected>>, FastPath, Function<Selected, R> {
+        private final SelectClause<?>[] clauses;
+        private final boolean unbiased;
+
+        Run(SelectClause<?>[] clauses, boolean unbiased) {
+            this.clauses = clauses;
+            this.unbiased = unbiased;
+        }
+
+        private int start() {
+            int n = clauses.length;
+            return unbiased && n > 1 ? ThreadLocalRandom.current().nextInt(n) : 0;
+        }
+
+        @Override
+        public Object tryNow() {
+            int n = clauses.length;
+            for (int k = 0, i = start(); k < n; k++, i = i + 1 == n ? 0 : i + 1) {
+                Object v = clauses[i].now(); // a send clause on a closed channel throws: the select fails
+                if (v != NOT_NOW) {
+                    return new Selected(i, v);
+                }
             }
-        });
-        return wait.map(selected -> {
-            @SuppressWarnings("unchecked")
-            SelectClause<? extends R> winner = (SelectClause<? extends R>) all[selected.index()];
-            return winner.result(selected.value());
-        });
+            return NOT_NOW;
+        }
+
+        @Override
+        public void accept(Completer<Selected> completer) {
+            int n = clauses.length;
+            dev.coro.internal.Select select = new dev.coro.internal.Select((WaitNode) completer, n);
+            for (int k = 0, i = start(); k < n && !select.isSettled(); k++, i = i + 1 == n ? 0 : i + 1) {
+                clauses[i].register(select.clause(i), completer.context());
+            }
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public R apply(Selected selected) {
+            return ((SelectClause<? extends R>) clauses[selected.index()]).result(selected.value());
+        }
     }
 
     /**
@@ -147,7 +196,7 @@ public final class Select {
     public static <R> SelectClause<R> onTimeout(Duration timeout, Supplier<? extends R> fn) {
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(fn, "fn");
-        return new SelectClause<>((node, context) -> {
+        return SelectClause.of((node, context) -> {
             if (timeout.isNegative() || timeout.isZero()) {
                 node.admit(null);
                 return;
@@ -173,7 +222,7 @@ public final class Select {
     public static <T, R> SelectClause<R> onComplete(Task<T> task, Function<? super T, ? extends R> fn) {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(fn, "fn");
-        return new SelectClause<>((node, context) -> {
+        return SelectClause.of((node, context) -> {
             Scope scope = Scope.childOf(context);
             scope.spawn(task.outcome().map(outcome -> {
                 switch (outcome) {

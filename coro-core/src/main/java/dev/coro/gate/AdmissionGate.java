@@ -52,7 +52,7 @@ abstract class AdmissionGate implements WaitingPrimitive {
         Door(Object tag, long weight) {
             this.tag = tag;
             this.weight = weight;
-            this.enter = Task.create(engine.waitingDoor(tag));
+            this.enter = enterTask(tag);
             this.exit = () -> engine.release(this.weight);
         }
 
@@ -128,6 +128,18 @@ abstract class AdmissionGate implements WaitingPrimitive {
             Objects.requireNonNull(body, "body");
             return within(Task.<T>fromCallable(body)).join();
         }
+    }
+
+    /**
+     * The task a door's waiting entries run until admitted: the engine's waiting door, or a gate's
+     * own loop around it (a barging serial gate's). Called while the gate is constructed, with only
+     * {@link #engine} set.
+     *
+     * @param tag what the waiters ask for
+     * @return the task
+     */
+    Task<Void> enterTask(Object tag) {
+        return Task.create(engine.waitingDoor(tag));
     }
 
     /** What leaving does for a rule of time: nothing (its admissions are spent). */

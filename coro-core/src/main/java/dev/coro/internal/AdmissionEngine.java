@@ -35,6 +35,10 @@ public abstract class AdmissionEngine {
      *      WaitNode   newest arrival, older ones below it down to OPEN
      *    owner (volatile int): 0 or 1; whoever CASes it 0 -> 1 owns the decision. Only the owner
      *      touches the plain state below and the rule's own state (the rule hooks).
+     *    ownerThread (plain Thread): the owning thread while owned, else null; written only by the
+     *      owner (after its CAS, and null before it lets go), read by any thread to ask "do I own?".
+     *    ownedReleases (plain long, owner only): weights released by the owner's own thread while
+     *      it owns (part 5, the owner's own requests).
      *    order (WaitOrder, owner only): the taken waiters, offered to the rule in turn (arrival
      *      order by default, or by a key of the tag: a heap). Settled waiters stay until met or purged.
      *    admitting (plain WaitNode, owner only): a waiter the rule has admitted whose admit CAS the
@@ -67,9 +71,12 @@ public abstract class AdmissionEngine {
      *       arrivals has none (every arrival is queued, so that the rule is told of each one).
      *    enter (the waiting door, after the fast path failed): arrive (QUEUE by default; part 9),
      *       then push the node on the intake (refused by CLOSED: the node is abandoned), then try
-     *       to own and drain.
-     *    release(w):      CAS owner 0 -> 1 and apply w to the rule directly; else getAndAdd
-     *       pendingReleases w, then try to own. Either way an owner then drains.
+     *       to own and drain. On the owner's own thread, when appendsDirectly, not closing, and the
+     *       intake empty: the node goes straight to the order's tail (arrived, as a taken waiter),
+     *       with no push and no take; the drain under way decides it (I5's exception).
+     *    release(w):      on the owner's own thread: ownedReleases + w (plain), nothing else (the
+     *       drain under way applies it). Else CAS owner 0 -> 1 and apply w to the rule directly; else
+     *       getAndAdd pendingReleases w, then try to own. Either way an owner then drains.
      *    signal(n), a queued waiter's departure (its hook, through the intake), the expiry timer:
      *       getAndAdd / set its pending word, then try to own and drain.
      *    close():         closeRequested = true, then try to own and drain.
@@ -115,7 +122,11 @@ public abstract class AdmissionEngine {
      *    I4: once close is applied the intake is CLOSED for ever and the order is empty.
      *    I5: an arrival-order rule that does not watch arrivals takes the intake only when the order
      *        is empty and the rule has room, so waiters it cannot admit stay in the intake, where
-     *        departed ones pop themselves or are swept (WaitQueue part 7).
+     *        departed ones pop themselves or are swept (WaitQueue part 7). One exception: an arrival
+     *        on the owner's own thread while the intake is empty (a holder resumed inside the drain
+     *        that waits again, part 8) goes to the order's tail directly. It is the newest arrival,
+     *        so arrival order holds; if it departs there, it is dropped when met or purged when the
+     *        order is crowded (WaitOrder's purging), so departed waiters stay bounded all the same.
      *    I6: with a queue limit, every arrival is taken at once (as when the rule watches arrivals),
      *        and no offer is made while the order holds more than the limit: the waiters offered are
      *        the newest ones. Superseding is a resumption (part 8), so it waits for the trampoline.
@@ -137,6 +148,16 @@ public abstract class AdmissionEngine {
      *    the re-check does see can do. room is a snapshot of owner state, exact at the owner = 0
      *    write. The tag of a node is written before its push (release) and read after the take
      *    (acquire).
+     *    The owner's own requests. A thread learns that it owns by reading ownerThread (plain):
+     *    only the owner writes it, after its CAS, and it writes null before its owner = 0; so a
+     *    thread reads itself there exactly between its own claim and its own clearing (a read sees
+     *    its own latest write or another thread's, never an older write of its own), and any other
+     *    thread reads null or another thread. Such a thread is the owner, resumed inline inside
+     *    its drain (part 8) or running a rule hook: its release goes to ownedReleases and its
+     *    arrival to the order (part 2), with no atomic instruction. Both are applied by the pass
+     *    that follows: an inline admit is the last step of a pass and every pass starts with
+     *    applyRequests, so nothing of them is left when the drain lets go (asserted), and the
+     *    re-check never needs to read them.
      *
      * 6. Progress and fairness. enter, release, signal and close are lock-free: the drain runs as
      *    long as there is work applied by it; an owner that re-checks and loses the CAS leaves at
@@ -177,6 +198,10 @@ public abstract class AdmissionEngine {
      *    (InTrampoline; still owning): the waiters it resumes inline then queue behind it and run on
      *    that thread once it has released ownership, before the call that drained returns. On a
      *    thread that already runs a trampoline item they queue behind that item anyway.
+     *    The hand-off chain of a mutex under contention is the inline case: the holder admitted
+     *    inside the drain runs its critical section, releases (ownedReleases: no atomic), asks
+     *    again and is queued at the order's tail (no push), and suspends; the drain's next pass
+     *    applies the release and admits the next waiter, on the same thread with no wake-up.
      *
      * 9. The permit lane (PermitLane). A rule that is a count of interchangeable units (the mutex,
      *    the serial and capacity gates; weighted, a budget) overrides the four entry points outside
@@ -238,6 +263,11 @@ public abstract class AdmissionEngine {
     private final boolean takesEveryArrival;
     /** The most waiters the order holds; a newer one supersedes the oldest (I6). */
     private final int queueLimit;
+    /**
+     * The owner's own arrivals may go straight to the order (I5's exception): arrival order, and
+     * the owner does not take every arrival (no clock, no queue limit, no watching).
+     */
+    private final boolean appendsDirectly;
     private final Expiry expiry;
     private volatile int owner;
     private volatile long pendingReleases;
@@ -261,8 +291,16 @@ public abstract class AdmissionEngine {
     private volatile ConcurrentHashMap<WaitNode, WaitTiming> timings;
     /** The observers of waits ({@link #addObserver}), or null: copy on write. */
     private volatile WaitObserver[] observers;
-    /** The owning thread, kept only when assertions are enabled (I1). */
+    /**
+     * The owning thread while owned, null otherwise (written by the owner only, plain): a thread
+     * that reads itself here owns the decision (part 5, the owner's own requests).
+     */
     private Thread ownerThread;
+    /**
+     * Owner only: weights released by the owner's own thread while it owns (a holder resumed inline
+     * inside the drain, part 8), applied by the next applyRequests with no atomic instruction.
+     */
+    private long ownedReleases;
 
     /** Creates an engine that offers waiters in arrival order, with no expiry. */
     protected AdmissionEngine() {
@@ -303,6 +341,7 @@ public abstract class AdmissionEngine {
         this.queueLimit = queueLimit;
         // deadlines are known only once taken; a limit supersedes only the waiters it has taken (I6)
         this.takesEveryArrival = watchesArrivals || clock != null || queueLimit != Integer.MAX_VALUE;
+        this.appendsDirectly = !takesEveryArrival && order.blocksLaterArrivals();
         this.primitive = getClass();
     }
 
@@ -632,6 +671,10 @@ public abstract class AdmissionEngine {
      * @param weight the weight (a sum of {@link #ruleWeight}s)
      */
     public void release(long weight) {
+        if (ownedByCaller()) { // a holder resumed inside this thread's own drain (part 8)
+            ownedReleases += weight; // applied by the drain's next pass, before it decides (part 5)
+            return;
+        }
         if (tryOwn()) {
             try {
                 ruleLeave(weight);
@@ -677,6 +720,14 @@ public abstract class AdmissionEngine {
         WaitTiming timing = startTiming(tag); // null unless someone observes waits
         if (timing != null) {
             timings().put(node, timing); // before the push that publishes the node
+        }
+        if (appendsDirectly && ownedByCaller() && !closeRequested && !intake.hasWaiters()) {
+            // On the owner's own thread (a holder resumed inside its drain, part 8), with nobody
+            // older in the intake: the newest arrival goes straight to the order's tail (I5's
+            // exception), with no push and no take.
+            node.cancelInto(intake); // its departure is reported as a taken waiter's is
+            arrived(node);
+            return; // the drain this thread runs decides it, before it lets go of ownership
         }
         if (intake.push(node) != null) {
             arrivalRefused(tag);
@@ -834,19 +885,22 @@ public abstract class AdmissionEngine {
 
     private boolean tryOwn() {
         if (owner == 0 && OWNER.compareAndSet(this, 0, 1)) {
-            assert claimOwner();
+            ownerThread = Thread.currentThread();
             return true;
         }
         return false;
     }
 
-    private boolean claimOwner() {
-        ownerThread = Thread.currentThread();
-        return true;
-    }
-
     private boolean ownedHere() {
         return owner == 1 && ownerThread == Thread.currentThread();
+    }
+
+    /**
+     * Whether the calling thread owns the decision: a plain read, exact for the caller (part 5, the
+     * owner's own requests): only the owner writes ownerThread, and it clears it before it releases.
+     */
+    private boolean ownedByCaller() {
+        return ownerThread == Thread.currentThread();
     }
 
     private void tryOwnAndDrain() {
@@ -858,6 +912,11 @@ public abstract class AdmissionEngine {
     /** Owner only: applies the requests other threads left (part 5): releases, signals, departures. */
     private void applyRequests() {
         assert ownedHere() : "I1: applyRequests outside ownership";
+        if (ownedReleases != 0) { // released on this thread while it owned (part 5)
+            long r = ownedReleases;
+            ownedReleases = 0;
+            ruleLeave(r);
+        }
         if (pendingReleases != 0) {
             ruleLeave((long) PENDING_RELEASES.getAndSet(this, 0L));
         }
@@ -894,7 +953,8 @@ public abstract class AdmissionEngine {
                     admitted = ruleAdmitted();
                     count = false;
                 }
-                assert (ownerThread = null) == null;
+                assert ownedReleases == 0 : "the owner's own releases are applied before it lets go";
+                ownerThread = null; // before the release of owner: a later owner's write is the only one after it
                 owner = 0; // release: publishes the plain state to the next owner
                 if (pendingReleases == 0 && pendingSignals == 0 && pendingDepartures == 0
                         && pendingExpiry == 0
@@ -1018,19 +1078,24 @@ public abstract class AdmissionEngine {
         WaitNode w = intake.drain(intake.exchange(OPEN));
         while (w != null) {
             WaitNode next = WaitQueue.next(w);
-            order.add(w);
-            Object tag = w.tag();
-            Object stamped = ruleArrived(tag);
-            if (stamped != tag) {
-                w.tag(stamped); // owner only from here on (a departing thread reads the weight)
-            }
-            if (expiry != null) {
-                long deadline = ruleDeadline(w.tag()); // of the stamped tag: the rule may have judged it
-                if (deadline != NO_DEADLINE) {
-                    expiry.add(w, deadline);
-                }
-            }
+            arrived(w);
             w = next;
+        }
+    }
+
+    /** Owner only: puts a taken (or directly appended) arrival in the order, tells the rule. */
+    private void arrived(WaitNode w) {
+        order.add(w);
+        Object tag = w.tag();
+        Object stamped = ruleArrived(tag);
+        if (stamped != tag) {
+            w.tag(stamped); // owner only from here on (a departing thread reads the weight)
+        }
+        if (expiry != null) {
+            long deadline = ruleDeadline(w.tag()); // of the stamped tag: the rule may have judged it
+            if (deadline != NO_DEADLINE) {
+                expiry.add(w, deadline);
+            }
         }
         order.purgeIfCrowded();
     }

@@ -70,7 +70,8 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *      (concurrent with the waiters taken with them, so deciding after them is linearizable).
      *    The fast paths (trySend, tryReceive, the tasks' run-loop fast path) own, run the pass, then
      *      decide the one operation on the settled state: C1 and C2 below make that decision FIFO.
-     *      A buffered channel's fast paths first try the lane (part 10), and own only if it is shut.
+     *      A buffered channel's fast paths first try the lane (part 10), and own only if it is shut;
+     *      the tasks' fast paths own only if the readiness hint says they may succeed (part 11).
      *    shut the lane (buffered): match shuts it before deciding anything while a waiter is listed,
      *      and applying a close shuts it for good; release opens it again when no live waiter is left
      *      and no close is applied (L1).
@@ -173,6 +174,24 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *      the ring as the claims before the shut left it: a receiver waits only on an empty ring
      *      (C1), a sender only on a full one (C2); later sends and receives go through the owner in
      *      arrival order (C4) until no waiter is left.
+     *
+     * 11. The readiness hint (ready: HINT_RECEIVERS, HINT_SENDERS, HINT_ELEMENTS). A waiting send or
+     *    receive tries its run-loop fast path (sendNow, receiveNow) before it pays for a suspension;
+     *    where the lane cannot answer (no lane, or a shut one), that try used to own the channel only
+     *    to learn that the answer is "wait", and the waiting door then owned it again: two owner
+     *    sections for one wait, the common case of ping-pong over rendezvous channels. The owner now
+     *    leaves a hint at every release (before owner = 0): whether a receiver is listed, a sender
+     *    is listed, an element is buffered (a listed node may have departed since: a stale "yes").
+     *    sendNow answers FULL without owning when no receiver was listed and the channel has no
+     *    buffer (rendezvous) or a sender was listed (full, or FIFO puts this send behind it);
+     *    receiveNow answers EMPTY when no sender was listed, no element buffered and no close
+     *    requested. Either answer only sends the operation to its waiting door (enterSend,
+     *    enterReceive), which decides under ownership as before: a stale hint costs one suspension's
+     *    setup (the door then pairs the waiter at once), never a wrong decision, so the hint is not
+     *    part of any invariant or linearization point, and trySend and tryReceive (which must
+     *    answer) never read it. Memory: opaque writes by the owner, opaque reads by anyone; a reader
+     *    needs no ordering with the state it summarizes, because it acts on nothing but the choice
+     *    of door.
      */
 
     /** The capacity of a rendezvous channel: a send waits for its receiver. */
@@ -195,6 +214,13 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
 
     private static final int NONE = 0, CLOSE = 1, CANCEL = 2;
 
+    /** A {@link #ready} bit: a receiver was listed (it may have departed since). */
+    static final int HINT_RECEIVERS = 1;
+    /** A {@link #ready} bit: a sender was listed (it may have departed since). */
+    static final int HINT_SENDERS = 2;
+    /** A {@link #ready} bit: the buffer held an element. */
+    static final int HINT_ELEMENTS = 4;
+
     /**
      * The largest buffered channel with a lane (part 10): its ring is allocated whole, 12 bytes a
      * cell, when the channel is made; a larger one keeps its elements in the owner's deque, which
@@ -216,6 +242,13 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     /** The cause a send sees once the channel is cancelled; written before the CANCEL request. */
     private volatile Throwable cancelCause;
     private volatile boolean terminal;
+    /**
+     * The readiness hint (part 11): {@link #HINT_RECEIVERS}, {@link #HINT_SENDERS} and
+     * {@link #HINT_ELEMENTS} as the owner left the channel at its last release; written opaque by the
+     * owner, read opaque by the waiting operations' fast paths, which trust it only to skip a
+     * decision (a stale hint costs a wait's setup, never a wrong answer).
+     */
+    private int ready;
 
     /** A buffered channel's buffer and fast lane (part 10), or null (the other kinds use buffer). */
     private final ChannelLane lane;
@@ -225,6 +258,8 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     private final WaitOrder senders = WaitOrder.arrival();
     private final WaitOrder receivers = WaitOrder.arrival();
     private int applied;
+    /** Owner only: the passes run so far (a count for white-box tests of part 11; never reset). */
+    private long passes;
     private ArrayList<Object> undelivered;
     private Thread ownerThread; // kept only when assertions are enabled
 
@@ -324,8 +359,9 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
 
     /**
      * A waiting send's run-loop fast path: as {@link #trySend}, but declines (FULL) instead of
-     * waiting when another thread owns at this instant; the caller then {@linkplain #enterSend
-     * enters} its node.
+     * waiting when another thread owns at this instant, and without owning when the readiness hint
+     * says it would wait (part 11); the caller then {@linkplain #enterSend enters} its node, which
+     * decides.
      *
      * @param element the element
      * @return {@link #SENT}, {@link #FULL} or {@link #CLOSED}
@@ -340,6 +376,10 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
                 return r == ChannelLane.ROOM ? SENT : FULL;
             }
         }
+        int h = readyOpaque();
+        if ((h & HINT_RECEIVERS) == 0 && (capacity == RENDEZVOUS || (h & HINT_SENDERS) != 0)) {
+            return FULL; // part 11: nobody to hand it to, and no room (or a sender ahead): the door decides
+        }
         if (sendIntake.hasWaiters() || !tryOwn()) {
             return FULL;
         }
@@ -349,7 +389,8 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     /**
      * A waiting receive's run-loop fast path: an element now, {@link #END} if the channel is closed
      * and drained, or {@link #EMPTY} (the caller then {@linkplain #enterReceive enters} its node; also
-     * when another thread owns at this instant, or the channel ended with a cause or was cancelled).
+     * when another thread owns at this instant, when the readiness hint says it would wait (part
+     * 11), or the channel ended with a cause or was cancelled).
      *
      * @return the element, {@link #END} or {@link #EMPTY}
      */
@@ -362,6 +403,9 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
             if (e != ChannelLane.LANE_SHUT) {
                 return e == null ? EMPTY : e;
             }
+        }
+        if ((readyOpaque() & (HINT_SENDERS | HINT_ELEMENTS)) == 0 && closeRequest == NONE) {
+            return EMPTY; // part 11: no element and no sender at the last release: the door decides
         }
         if (receiveIntake.hasWaiters() || !tryOwn()) {
             return EMPTY;
@@ -534,6 +578,16 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         return sendIntake.linkedCount() + receiveIntake.linkedCount() + senders.size() + receivers.size();
     }
 
+    /**
+     * For white-box tests, at quiescence: how many owner passes have run (each owner section runs at
+     * least one), so a test can tell whether an operation owned the channel. A racy read otherwise.
+     *
+     * @return the passes so far
+     */
+    public long passes() {
+        return passes;
+    }
+
     /** For white-box tests in this package: the lane, or null if the channel is not buffered. */
     ChannelLane lane() {
         return lane;
@@ -611,6 +665,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      */
     private void pass() {
         assert ownedHere() : "owner-only state touched outside ownership";
+        passes++;
         if (pendingDepartures != 0) {
             PENDING_DEPARTURES.getAndSet(this, 0);
             senders.purgeIfCrowded();
@@ -938,6 +993,11 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
                     && firstLive(receivers) == null) {
                 lane.open(); // L1: nobody waits any more; the next request shuts it again (part 10)
             }
+            int h = (receivers.first() != null ? HINT_RECEIVERS : 0) | (senders.first() != null ? HINT_SENDERS : 0)
+                    | (bufferSize() > 0 ? HINT_ELEMENTS : 0);
+            if (h != ready) {
+                setReadyOpaque(h); // part 11: the hint as this section leaves the channel
+            }
             assert (ownerThread = null) == null;
             owner = 0; // release: publishes the plain state to the next owner
             if (!sendIntake.hasWaiters() && !receiveIntake.hasWaiters() && pendingDepartures == 0
@@ -1046,6 +1106,17 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     private static final VarHandle OWNER;
     private static final VarHandle PENDING_DEPARTURES;
     private static final VarHandle CLOSE_REQUEST;
+    private static final VarHandle READY;
+
+    /** Opaque: a racy hint (part 11); no ordering is needed, only a value written by some owner. */
+    private int readyOpaque() {
+        return (int) READY.getOpaque(this);
+    }
+
+    /** Owner only, opaque: the release's volatile write that follows orders it for the next owner. */
+    private void setReadyOpaque(int h) {
+        READY.setOpaque(this, h);
+    }
 
     static {
         try {
@@ -1053,6 +1124,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
             OWNER = l.findVarHandle(ChannelCore.class, "owner", int.class);
             PENDING_DEPARTURES = l.findVarHandle(ChannelCore.class, "pendingDepartures", int.class);
             CLOSE_REQUEST = l.findVarHandle(ChannelCore.class, "closeRequest", int.class);
+            READY = l.findVarHandle(ChannelCore.class, "ready", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -17,7 +17,7 @@ import java.lang.invoke.VarHandle;
  * waiter departs like a cancelled one) and a queue limit (a superseded waiter departs the same way:
  * the latest-only gate is a lane of one whose queue holds one).
  */
-public class PermitLane extends AdmissionEngine {
+public class PermitLane extends AdmissionEngine implements UnitCount {
     /* Implementation overview.
      *
      * 1. Representation.
@@ -208,6 +208,7 @@ public class PermitLane extends AdmissionEngine {
      *
      * @return the free units
      */
+    @Override
     public final long freePermits() {
         return Math.max(available, 0);
     }
@@ -267,6 +268,7 @@ public class PermitLane extends AdmissionEngine {
      * @param weight the units to release
      * @return whether released (false: they were not held)
      */
+    @Override
     public final boolean releaseIfHeld(long weight) {
         for (long a = available; ; ) {
             if (a + weight > permits) {

@@ -90,6 +90,9 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
      * Quiescence is detected by the last worker to park: with every worker registered as parked, no
      * task is running, so nothing can be submitted from inside; outside submissions are rejected,
      * and one that raced with shutdown re-checks runState after its offer and takes its task back.
+     * That parker checks the queues again after it has read the shutdown: a submission accepted
+     * just before the shutdown (its read of RUNNING preceded the shutdown's CAS) may have been
+     * published after the parker's first check, but before its read of the shutdown.
      */
 
     private static final int RUNNING = 0;

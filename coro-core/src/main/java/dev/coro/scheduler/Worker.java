@@ -277,6 +277,13 @@ final class Worker extends Thread {
             return WORK_SEEN;
         }
         if (IdleWorkers.unparked(c) == 0 && p.isShutdown()) {
+            // look once more: a submission that read RUNNING just before the shutdown's CAS was
+            // accepted, and may have been published after the check above (it precedes our read of
+            // the shutdown, so this check sees it)
+            if (p.hasWork()) {
+                idle.cancelPark(this);
+                return WORK_SEEN;
+            }
             p.terminate(); // everyone parked, nothing queued, nothing can be submitted: quiescent
             return EXIT;
         }

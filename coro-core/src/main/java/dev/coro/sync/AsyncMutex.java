@@ -1,13 +1,17 @@
 package dev.coro.sync;
 
+import dev.coro.internal.AdmissionEngine;
+import dev.coro.internal.BargingLane;
 import dev.coro.internal.Blocking;
 import dev.coro.internal.PermitLane;
+import dev.coro.internal.UnitCount;
 import dev.coro.task.Task;
 import java.util.Objects;
 
 /**
- * A FIFO mutual-exclusion lock for tasks (seed 002's {@code mutex}): a task that waits for it is
- * suspended, never its thread, and resumes on the scheduler it came from.
+ * A mutual-exclusion lock for tasks (seed 002's {@code mutex}), FIFO by default: a task that waits for
+ * it is suspended, never its thread, and resumes on the scheduler it came from. {@link #barging()}
+ * makes one that trades order for throughput.
  *
  * <p><b>Doors.</b> {@link #tryLock()} never waits; {@link #lock()} is a task that completes once the
  * lock is held; {@link #unlock()} releases it; {@link #withLock(Task)} holds the lock for the run of a
@@ -15,9 +19,21 @@ import java.util.Objects;
  * and {@link #lockBlocking()} return an {@link AutoCloseable} {@link Guard} for try-with-resources,
  * as a task and from a plain or virtual thread.
  *
- * <p><b>Fairness.</b> Strictly FIFO among waiters: {@code unlock} hands the lock directly to the
- * oldest waiter (no barging: {@code tryLock} fails while waiters are queued or a hand-over is under
- * way). Waiters are served in the order their {@code lock()} reached the lock.
+ * <p><b>Fairness.</b> {@code new AsyncMutex()} is strictly FIFO among waiters: {@code unlock} hands the
+ * lock directly to the oldest waiter (no barging: {@code tryLock} fails while waiters are queued or a
+ * hand-over is under way). Waiters are served in the order their {@code lock()} reached the lock.
+ * Under contention every acquisition is then a hand-off: the releasing task goes to the back of the
+ * line, and the next one resumes (inline, on the same thread, when that thread runs the waiter's
+ * scheduler).
+ *
+ * <p>{@link #barging()} is not fair: {@code unlock} frees the lock and, if tasks wait, wakes the
+ * oldest one (one woken task at a time); until that task runs and takes the lock, any task that asks
+ * (the one that just unlocked, a newcomer, {@code tryLock}) may take it first. A woken task that
+ * finds the lock taken waits again, at the back of the line. So a task that locks and unlocks in a
+ * loop keeps the lock without a hand-off, which is much faster under contention, but a waiting task
+ * can be overtaken any number of times while others keep taking the lock, and may in principle wait
+ * for ever (as with {@code new ReentrantLock(false)}). What it does promise: a free lock with a task
+ * waiting for it is always offered to the oldest such task, so no wake-up is lost.
  *
  * <p><b>Cancellation.</b> A cancelled {@code lock()} either completes on the cancelled channel, leaves
  * the queue (its node is unlinked at once if it is the newest waiter, otherwise by a sweep within an
@@ -78,10 +94,21 @@ public final class AsyncMutex implements WaitingPrimitive {
      * 9. References. Seed 002, lock-free mutex (kUNLOCKED / kLOCKED_NO_WAITER / list head, the
      *    unlocker's private list reversed into FIFO order); kotlinx.coroutines #2380 and tokio #4618
      *    (a lock leaked by a cancelled waiter) are the bugs the hand-over CAS rules out.
+     *
+     * The barging mutex (barging()) is a rule on the barging lane (BargingLane) instead: its state
+     * word, transitions B1..B7, invariants L1..L4 (exclusion, one woken waiter, counting, no lost
+     * wake-up), ordering and cancellation races are that overview's. The mutex's own part is the
+     * lock task (bargingLock): the lane's waiting door, which completes with HELD when its fast path
+     * took the lock (B1) and with null when the waiter was woken (B4); a woken waiter competes once
+     * (tryWoken, B6) in a flatMap function, which the run loop calls on every path with no
+     * cancellation check first, so the woken flag is always cleared (L2); if it lost, the task runs
+     * again from the door (B1, then B2: at the back of the line). unlock is releaseIfHeld (B3).
+     * Fairness: none promised beyond L4 (see the class javadoc); M2 does not hold.
      */
 
-    private final PermitLane lane = new PermitLane(1);
-    private final Task<Void> lock = Task.create(lane.waitingDoor(null));
+    private final AdmissionEngine engine;
+    private final UnitCount lane;
+    private final Task<Void> lock;
 
     private static final WaitListener.Outcome[] OUTCOMES = WaitListener.Outcome.values();
 
@@ -96,7 +123,7 @@ public final class AsyncMutex implements WaitingPrimitive {
     @Override
     public void addListener(WaitListener listener) {
         Objects.requireNonNull(listener, "listener");
-        lane.addObserver((outcome, waited) -> listener.waitEnded(OUTCOMES[outcome], waited));
+        engine.addObserver((outcome, waited) -> listener.waitEnded(OUTCOMES[outcome], waited));
     }
 
     /**
@@ -107,28 +134,84 @@ public final class AsyncMutex implements WaitingPrimitive {
      */
     @Override
     public int queueLength() {
-        return lane.linkedWaiters();
+        return engine.linkedWaiters();
     }
 
-    /** Creates an unlocked mutex. */
+    /** Creates an unlocked mutex that hands the lock to its waiters in FIFO order. */
     public AsyncMutex() {
-        lane.observedAs(AsyncMutex.class); // its waits are recorded as the mutex's
-        lane.describedAs("MUTEX", this); // and its waiters are dumped as waiting on this mutex
+        PermitLane fifo = new PermitLane(1);
+        this.engine = fifo;
+        this.lane = fifo;
+        this.lock = Task.create(fifo.waitingDoor(null));
+        engine.observedAs(AsyncMutex.class); // its waits are recorded as the mutex's
+        engine.describedAs("MUTEX", this); // and its waiters are dumped as waiting on this mutex
+    }
+
+    private AsyncMutex(BargingLane barging) {
+        this.engine = barging;
+        this.lane = barging;
+        this.lock = bargingLock(barging);
+        engine.observedAs(AsyncMutex.class);
+        engine.describedAs("MUTEX", this);
     }
 
     /**
-     * Takes the lock if it is free and nobody is waiting; never waits.
+     * Creates an unlocked mutex that admits by competition instead of FIFO hand-off: {@code unlock}
+     * frees the lock and wakes the oldest waiter, which then competes with any task that asks
+     * meanwhile. Not fair, and a waiter may be overtaken without bound: see the class javadoc's
+     * fairness paragraph. Everything else (the doors, cancellation, misuse, memory effects) is as
+     * for {@code new AsyncMutex()}.
+     *
+     * {@snippet :
+     * AsyncMutex counterLock = AsyncMutex.barging(); // throughput over order
+     * Task<Void> increment = counterLock.withLock(Task.fromRunnable(() -> counter++));
+     * }
+     *
+     * @return a new unlocked barging mutex
+     */
+    public static AsyncMutex barging() {
+        return new AsyncMutex(new BargingLane());
+    }
+
+    /**
+     * Returns whether this mutex admits by competition ({@link #barging()}) rather than in FIFO
+     * order.
+     *
+     * @return whether barging
+     */
+    public boolean isBarging() {
+        return engine instanceof BargingLane;
+    }
+
+    /**
+     * The barging lock task: the lane's waiting door, then, if the waiter was woken rather than
+     * admitted at once, its one competition (BargingLane B6, on every path: a flatMap function runs
+     * with no cancellation check before it), and if that lost, the whole task again.
+     */
+    static Task<Void> bargingLock(BargingLane lane) {
+        Task<Object> door = Task.create(lane.waitingDoor());
+        @SuppressWarnings("unchecked")
+        Task<Void>[] self = new Task[1];
+        Task<Void> held = Task.value(null);
+        self[0] = door.flatMap(v -> v == BargingLane.HELD || lane.tryWoken() ? held : self[0]);
+        return self[0];
+    }
+
+    /**
+     * Takes the lock if it is free and nobody is waiting (FIFO), or if it is free (barging); never
+     * waits.
      *
      * @return whether the lock is now held by the caller
      */
     public boolean tryLock() {
-        return lane.tryEnter(null);
+        return engine.tryEnter(null);
     }
 
     /**
      * Returns a task that completes once the caller holds the lock: at once if it is free, otherwise
-     * after the waiters ahead of it. The task may be started any number of times; each run acquires
-     * once. A cancelled run gives up its place and holds nothing (see the class javadoc).
+     * after the waiters ahead of it (FIFO), or once it wins the lock after a wake-up (barging). The
+     * task may be started any number of times; each run acquires once. A cancelled run gives up its
+     * place and holds nothing (see the class javadoc).
      *
      * @return the acquiring task
      */
@@ -137,7 +220,8 @@ public final class AsyncMutex implements WaitingPrimitive {
     }
 
     /**
-     * Releases the lock: hands it to the oldest waiter, or leaves it free when nobody waits.
+     * Releases the lock: hands it to the oldest waiter, or leaves it free when nobody waits (FIFO);
+     * frees it and wakes the oldest waiter if none is awake yet (barging).
      *
      * @throws IllegalStateException if the mutex is not locked
      */
@@ -197,7 +281,8 @@ public final class AsyncMutex implements WaitingPrimitive {
 
     @Override
     public String toString() {
-        return isLocked() ? "AsyncMutex[locked]" : "AsyncMutex[unlocked]";
+        String kind = isBarging() ? "barging, " : "";
+        return isLocked() ? "AsyncMutex[" + kind + "locked]" : "AsyncMutex[" + kind + "unlocked]";
     }
 
     /**

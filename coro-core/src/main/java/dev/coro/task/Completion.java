@@ -9,8 +9,12 @@ import java.util.function.Consumer;
  * A result cell that completes once, with any number of waiters: the seed-000 handshake between the
  * completer and the waiters, generalized from one waiter to many. A {@link Fiber} is one (its own
  * run's result); a {@link Promise} holds one.
+ *
+ * <p>The cell is also the body of the plain wait on itself ({@link #awaitTask()}): a handle is then one
+ * {@code Nodes.Async} over the cell, with no wait object between them (a spawn handle is kept per
+ * child, so every object in it counts).
  */
-class Completion extends SignalList {
+class Completion extends SignalList implements Consumer<Completer<Object>> {
     /* Implementation overview.
      *
      * 1. Representation. Two words:
@@ -27,6 +31,8 @@ class Completion extends SignalList {
      *        the add is refused (FIRED), read result and answer at once; else wait for onFire.
      *        awaitOutcomeTask is the same wait; it answers with the result as an Outcome value
      *        (so only the wait's own cancellation ends it on the cancelled channel).
+     *        The plain wait's body is the cell itself (accept); a wait with more to it (an outcome,
+     *        a supervised child's observation) is an Await. Both run waitOn.
      *      A combinator handed such a wait (Forks, for whenAll/whenAny/timeout over handles) does
      *        the same with a node of its own, without a fiber: add; if refused, read result.
      *
@@ -158,9 +164,22 @@ class Completion extends SignalList {
         return RESULT.getAcquire(this) != null;
     }
 
-    /** A task that waits for this cell and ends as it did; cancelling the wait unregisters it. */
+    /**
+     * A task that waits for this cell and ends as it did; cancelling the wait unregisters it. The cell
+     * is the wait's body (see {@link #accept}): one small node per handle.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     final <T> Task<T> awaitTask() {
-        return await(false);
+        return (Task<T>) new Nodes.Async(this, true);
+    }
+
+    /**
+     * The plain wait on this cell, as the body of {@link #awaitTask()}'s node: answers at once when the
+     * cell has completed, else registers a node (and answers at once if the add is refused).
+     */
+    @Override
+    public final void accept(Completer<Object> completer) {
+        waitOn(this, false, completer);
     }
 
     /**
@@ -174,6 +193,11 @@ class Completion extends SignalList {
 
     private <R> Task<R> await(boolean asOutcome) {
         return awaitWith(new Await<>(this, asOutcome));
+    }
+
+    /** A result {@link #result} holds once the cell completed ({@code null} before): acquire. */
+    final Object resultAcquire() {
+        return RESULT.getAcquire(this);
     }
 
     /** The wait that {@code body} describes, as a task (cancelled by the waiting task's token). */
@@ -208,18 +232,22 @@ class Completion extends SignalList {
         @Override
         public final void accept(Completer<R> completer) {
             starting();
-            Completion cell = source;
-            Object done = RESULT.getAcquire(cell);
-            if (done != null) { // completed (perhaps not yet fired): answer at once, never wait
-                AsyncStep.of(completer).settleEncoded(answer(done));
-                return;
-            }
-            AwaitNode node = new AwaitNode(cell, AsyncStep.of(completer), asOutcome);
-            if (cell.add(node)) {
-                completer.onCancel(node); // unregisters; also tells the task dump what the wait joins
-            } else {
-                AsyncStep.of(completer).settleEncoded(answer(cell.result));
-            }
+            waitOn(source, asOutcome, completer);
+        }
+    }
+
+    /** One wait on {@code cell} for {@code completer}'s task: the body of both wait forms. */
+    static void waitOn(Completion cell, boolean asOutcome, Completer<?> completer) {
+        Object done = RESULT.getAcquire(cell);
+        if (done != null) { // completed (perhaps not yet fired): answer at once, never wait
+            AsyncStep.of(completer).settleEncoded(answer(done, asOutcome));
+            return;
+        }
+        AwaitNode node = new AwaitNode(cell, AsyncStep.of(completer), asOutcome);
+        if (cell.add(node)) {
+            completer.onCancel(node); // unregisters; also tells the task dump what the wait joins
+        } else {
+            AsyncStep.of(completer).settleEncoded(answer(cell.result, asOutcome));
         }
     }
 

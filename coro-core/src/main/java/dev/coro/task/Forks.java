@@ -60,44 +60,55 @@ final class Forks {
 
     /**
      * A cancellation group of children and the rule that turns their outcomes into one. A child is a
-     * fiber of its own, except a wait on a handle (a spawn or run handle: a {@link Completion.Await}
-     * body): that one is a {@link Watch} registered on the handle's cell directly, which ends as that
-     * wait would: with the cell's result, or cancelled when the group is cancelled first. So a join
-     * over 200,000 spawn handles costs one small node per handle instead of a fiber and a suspension.
+     * fiber of its own, except a wait on a handle (a spawn or run handle: a task whose body is a
+     * {@link Completion} cell or a {@link Completion.Await}): that one is a {@link Watch} registered on
+     * the handle's cell directly, which ends as that wait would: with the cell's result, or cancelled
+     * when the group is cancelled first; and a wait whose cell has already completed takes no node at
+     * all, only its answer. So a join over 200,000 spawn handles costs at most one small node per
+     * handle instead of a fiber and a suspension, and nothing per handle that has already ended.
      */
     private static final class Group extends AtomicInteger implements Fiber.Listener {
         /* Implementation overview (the watches; fibers end through fiberDone).
          *
-         * 1. Representation. The AtomicInteger: children not yet ended. children (Slots) at i: a Fiber,
-         *    a Watch, the Await of a handle whose cell was complete when start() reached it (no node:
-         *    W3), or NOT_STARTED (the token had fired before start). Watch.result: null until the
-         *    watch ends, then the encoded result it ends with (set once, by CAS). armed (volatile
-         *    int): 0 while start() registers the watches, then children.size().
+         * 1. Representation. The AtomicInteger: children not yet ended. children (Slots) at i, once
+         *    start() has reached i: a Fiber, a Watch, the encoded answer of a wait whose cell was
+         *    complete when start() reached it (no node: W3; an answer is a task's encoded result,
+         *    never an object of these package-private types, so the slot's type still tells what it
+         *    is), or NOT_STARTED (the token had fired before start). Watch.result: null until the watch
+         *    ends, then the encoded result it ends with (set once, by CAS). armed (volatile int): 0
+         *    while start() registers the watches, then children.size(). plain: start() found every
+         *    child a completed wait whose answer is not cancelled.
          * 2. Transitions. A watch ends (result null -> r, CAS) when its cell fires it (onFire), when
-         *    start finds the cell completed (its result set, perhaps not yet fired, or add refused:
-         *    the same linearization as Completion's own wait), or when the group's token fires and
+         *    start finds the add refused (the cell fired since start read its result: the same
+         *    linearization as Completion's own wait), or when the group's token fires and
          *    SignalList.remove takes it back first (cancelled). Whoever wins the CAS counts the group
          *    down; the last count-down runs finish().
-         * 3. Linearization: a watch's end is its result CAS.
+         * 3. Linearization: a watch's end is its result CAS; a completed wait's, start's read of the
+         *    cell's result.
          * 4. Invariants. W1: a watch ends at most once (the CAS). W2: no watch is left registered
-         *    when the group's token fires: start writes armed after every add and then reads the
-         *    token; the token's callback reads armed after the token fired; of two volatile
-         *    write-then-read pairs at least one sees the other, so the callback or start (or both,
-         *    the one CAS deciding) takes every registered watch back. remove() is only called on a
-         *    watch that has not ended and whose start ran (armed is written after the starts): such
-         *    a watch was added, since a start that does not add ends the watch first.
+         *    when the group's token fires: the token callback (unwatch) is registered before the
+         *    first watch is added; start writes armed after every add and then reads the token; the
+         *    callback reads armed after the token fired; of two volatile write-then-read pairs at
+         *    least one sees the other, so the callback or start (or both, the one CAS deciding)
+         *    takes every registered watch back. remove() is only called on a watch that has not
+         *    ended and whose start ran (armed is written after the starts): such a watch was added,
+         *    since a start that does not add ends the watch first.
          *    W3: a wait whose cell is complete when start() reaches it (the cell's result is set: the
          *    same linearization as Completion's own wait) takes no node and no count-down of its own:
          *    start() counts all such waits down in one add after its loop. Until that add the count
-         *    holds them, so finish() cannot run before start() has read them all; after it, whoever brings
-         *    the count to zero (that add, or the last watch to end) runs finish(). A deciding answer
-         *    among them (an error for ALL, a value for ANY) decides in list order, at start.
+         *    holds them, so finish() cannot run before start() has written them all; after it,
+         *    whoever brings the count to zero (that add, or the last watch or fiber to end) runs
+         *    finish(). A deciding answer among them (an error for ALL, a value for ANY) decides in
+         *    list order, at start.
+         *    W4: plain is true only if no slot holds a fiber, a watch, NOT_STARTED or a cancelled
+         *    answer; then finish (ALL, nothing decided) only decodes the slots in place.
          * 5. Memory ordering. result is written by CAS before the count-down (a volatile RMW), so
-         *    the last count-down, which runs finish(), reads every result. Watch.await is plain:
-         *    written before the add (whose CAS publishes it to the firer), dropped by the thread
-         *    that ends the watch; unwatch may read it stale, and then its remove fails (the cell
-         *    fired, or the node was removed), except for a watch that never registered, whose end
-         *    precedes the write of armed (so unwatch sees it ended).
+         *    the last count-down, which runs finish(), reads every result; the slots and plain are
+         *    written by start before its count-down, so the same holds for them. Watch.cell is
+         *    plain: written before the add (whose CAS publishes it to the firer), dropped by the
+         *    thread that ends the watch; unwatch may read it stale, and then its remove fails (the
+         *    cell fired, or the node was removed), except for a watch that never registered, whose
+         *    end precedes the write of armed (so unwatch sees it ended).
          * 6. Progress: lock-free; the cancellation callback walks the watches once.
          * 7. Cancellation: as for fibers, the group's token ends every watch that has not ended;
          *    the spawned child itself goes on (cancelling a wait on a handle never cancels the child).
@@ -111,12 +122,15 @@ final class Forks {
         private final AsyncStep parent;
         private final int mode;
         private final CancellationSource source;
+        /** The tasks, in order (read by start only). */
+        private final List<Task<?>> tasks;
         /**
-         * In the order of the tasks, each a Fiber, a Watch, the Await of a handle that was complete at
-         * start (its answer is read from its cell), or NOT_STARTED. Chunked, not one array: see Slots.
+         * In the order of the tasks, what start() made of each (part 1). Chunked, not one array: see
+         * Slots.
          */
         private final Slots children;
-        private final boolean watches;
+        /** W4: written by start() before its count-down, read by finish() after the last one. */
+        private boolean plain;
         /** The first child to end with a value (ANY) or an error (ALL, ANY); set once. */
         private volatile Object decided;
         private volatile boolean expired;
@@ -129,60 +143,77 @@ final class Forks {
             super(tasks.size());
             this.parent = parent;
             this.mode = mode;
-            Context ctx = parent.context();
-            this.source = CancellationSource.linkedTo(ctx.token());
-            Context childCtx = ctx.withToken(source.token());
+            this.source = CancellationSource.linkedTo(parent.context().token());
+            this.tasks = tasks;
             this.children = new Slots(tasks.size());
-            boolean any = false;
-            for (int i = 0; i < children.size(); i++) {
-                Task<?> t = tasks.get(i);
-                Object body = t instanceof Nodes.Async<?> a && a.cancelOnToken ? a.body : null;
-                if (body instanceof Completion.Await<?> w) {
-                    children.put(i, w); // start() turns it into a Watch, or a result when the cell is done
-                    any = true;
-                } else {
-                    children.put(i, new Fiber<>(t, childCtx, this));
-                }
-            }
-            this.watches = any;
         }
 
         void start() {
-            if (watches) {
-                source.token().register(this::unwatch);
-            }
             boolean cancelledAtStart = source.isCancelled();
+            List<Task<?>> ts = tasks;
             Slots all = children;
             int n = all.size();
             int settled = 0; // waits that ended in start without a node: counted down once, below
+            boolean registered = false; // W2: unwatch is on the token before the first watch is added
+            boolean answersOnly = true; // W4 so far
+            Context childCtx = null;
             for (int i = 0; i < n; i++) {
-                Object child = all.at(i);
-                if (child instanceof Fiber<?> f) {
+                Task<?> t = ts.get(i);
+                Object body = t instanceof Nodes.Async<?> a && a.cancelOnToken ? a.body : null;
+                Completion cell;
+                boolean asOutcome;
+                if (body instanceof Completion c) { // a plain handle: the cell is the wait's body
+                    cell = c;
+                    asOutcome = false;
+                } else if (body instanceof Completion.Await<?> w) {
+                    cell = w.source;
+                    asOutcome = w.asOutcome;
+                } else {
+                    if (childCtx == null) {
+                        childCtx = parent.context().withToken(source.token());
+                    }
+                    Fiber<?> f = new Fiber<>(t, childCtx, this);
+                    all.put(i, f);
+                    answersOnly = false;
                     f.dispatch();
                     continue;
                 }
-                Completion.Await<?> await = (Completion.Await<?>) child;
                 if (cancelledAtStart) { // as a wait whose token had fired: it never starts
                     all.put(i, NOT_STARTED);
+                    answersOnly = false;
                     settled++;
                     continue;
                 }
-                await.starting();
-                Completion cell = await.source;
-                if (cell.isCompleted()) { // W3: done already: its answer is read from the cell, no node
-                    settled++;
-                    if (decides(await.answer(cell.result))) {
-                        decide(await);
-                    }
-                    continue; // the slot keeps the Await: resultOf reads the cell
+                if (body instanceof Completion.Await<?> w) {
+                    w.starting();
                 }
-                Watch w = new Watch(this, await);
+                Object done = cell.resultAcquire();
+                if (done != null) { // W3: done already: its answer goes in the slot, no node
+                    Object r = Completion.answer(done, asOutcome);
+                    assert !(r instanceof Fiber<?> || r instanceof Watch || r == NOT_STARTED) : "part 1";
+                    all.put(i, r);
+                    settled++;
+                    if (Completion.isCancelled(r)) {
+                        answersOnly = false;
+                    }
+                    if (decides(r)) {
+                        decide(r);
+                    }
+                    continue;
+                }
+                if (!registered) {
+                    registered = true;
+                    source.token().register(this::unwatch);
+                }
+                answersOnly = false;
+                Watch w = new Watch(this, cell, asOutcome);
                 all.put(i, w);
-                if (!cell.add(w)) { // fired since the check: at once, as Await
-                    w.end(await.answer(cell.result));
+                if (!cell.add(w)) { // fired since the check: at once, as a wait would
+                    w.end(Completion.answer(cell.result, asOutcome));
                 }
             }
-            if (watches) {
+            plain = answersOnly; // W4; published by the count-down below
+            if (registered) {
                 armed = n; // W2: after every add, before the read of the token
                 if (source.isCancelled()) {
                     unwatch();
@@ -198,8 +229,8 @@ final class Forks {
             int n = armed;
             for (int i = 0; i < n && get() > 0; i++) {
                 if (children.at(i) instanceof Watch w) {
-                    Completion.Await<?> a = w.await;
-                    if (a != null && w.result == null && a.source.remove(w)) {
+                    Completion cell = w.cell;
+                    if (cell != null && w.result == null && cell.remove(w)) {
                         w.end(Completion.CANCELLED);
                     }
                 }
@@ -248,8 +279,7 @@ final class Forks {
             if (child == NOT_STARTED) {
                 return Completion.CANCELLED;
             }
-            Completion.Await<?> done = (Completion.Await<?>) child; // complete at start (W3)
-            return done.answer(done.source.result);
+            return child; // the answer of a wait that was complete at start (W3)
         }
 
         private void finish() {
@@ -273,20 +303,27 @@ final class Forks {
                         parent.settleEncoded(won);
                         return;
                     }
-                    Slots all = children;
-                    int n = all.size();
-                    for (int i = 0; i < n; i++) {
-                        Object r = resultOf(all.at(i));
-                        if (Completion.isCancelled(r)) {
-                            parent.settleEncoded(r); // cancelled, with its reason if it has one
-                            return;
-                        }
-                    }
                     // the values replace the children in place: nothing else reads the slots once the
                     // count is 0 (a late unwatch finds no live watch in them), and the slots are chunked,
                     // so a join of 200,000 handles allocates no large array
-                    for (int i = 0; i < n; i++) {
-                        all.put(i, Completion.decodeValue(resultOf(all.at(i))));
+                    Slots all = children;
+                    int n = all.size();
+                    if (plain) { // W4: every slot is its raw answer, none cancelled
+                        for (int i = 0; i < n; i++) {
+                            Object r = all.at(i);
+                            if (r == Completion.NULL) {
+                                all.put(i, null);
+                            }
+                        }
+                    } else {
+                        for (int i = 0; i < n; i++) {
+                            Object r = resultOf(all.at(i));
+                            if (Completion.isCancelled(r)) {
+                                parent.settleEncoded(r); // cancelled, with its reason if it has one
+                                return;
+                            }
+                            all.put(i, Completion.decodeValue(r));
+                        }
                     }
                     parent.complete(all); // read-only (Slots)
                 }
@@ -316,29 +353,31 @@ final class Forks {
     /** A wait on a handle's cell, run by the group itself: no fiber, no suspension (see Group). */
     private static final class Watch extends SignalList.Node {
         final Group group;
+        /** Whether the wait answers with the cell's outcome as a value. */
+        final boolean asOutcome;
         /**
-         * The wait this watch stands for; dropped (null) once the watch has ended, so that a finished
-         * child is not kept alive by the group until the last one ends (only its result is).
+         * The cell waited on; dropped (null) once the watch has ended, so that a finished child is not
+         * kept alive by the group until the last one ends (only its result is).
          */
-        Completion.Await<?> await;
+        Completion cell;
         /** Null until the watch ends; then what the wait would have ended with. Set once, by CAS. */
         volatile Object result;
 
-        Watch(Group group, Completion.Await<?> await) {
+        Watch(Group group, Completion cell, boolean asOutcome) {
             this.group = group;
-            this.await = await;
+            this.cell = cell;
+            this.asOutcome = asOutcome;
         }
 
         @Override
         protected void onFire() { // the cell fired this node: no other end can have run (W1 aside)
-            Completion.Await<?> a = await;
-            end(a.answer(a.source.result));
+            end(Completion.answer(cell.result, asOutcome));
         }
 
-        /** W1: the first end wins, lets go of the wait and counts the group down. */
+        /** W1: the first end wins, lets go of the cell and counts the group down. */
         void end(Object r) {
             if (RESULT.compareAndSet(this, null, r)) {
-                await = null; // plain: a racing unwatch that still reads it finds the cell fired or the watch ended
+                cell = null; // plain: a racing unwatch that still reads it finds the cell fired or the watch ended
                 group.ended(this, r);
             }
         }

@@ -34,6 +34,22 @@ class SelectTest {
         assertNull(b.tryReceive());
     }
 
+    /**
+     * The run-loop fast path (Select's overview): a select that a ready clause wins at once never
+     * queued a clause on the channels before it. Rules out a select that always builds its waiter,
+     * which owns the first channel twice (to queue its clause, then to drop it when it loses).
+     */
+    @Test
+    void aSelectWonAtOnceLeavesTheChannelsBeforeTheWinnerUntouched() {
+        Channel<Integer> a = Channel.rendezvous();
+        Channel<Integer> b = Channel.buffered(1);
+        assertTrue(b.trySend(7));
+        long before = a.core().passes();
+        assertEquals(107, Select.select(a.onReceive(v -> v), b.onReceive(v -> v + 100)).join());
+        assertEquals(before, a.core().passes(), "a was only asked, never owned, and holds no clause");
+        assertEquals(0, a.core().linkedWaiters());
+    }
+
     @Test
     void aWaitingSelectTakesFromTheFirstChannelToGetAnElementAndTheLoserConsumesNothing() {
         Channel<Integer> a = Channel.rendezvous();

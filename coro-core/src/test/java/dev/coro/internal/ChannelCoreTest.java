@@ -91,6 +91,70 @@ class ChannelCoreTest {
         assertEquals(List.of(0, 1, 2, 3), dropped);
     }
 
+    /**
+     * Part 11, one side: the readiness hint lets through every run-loop fast path that can succeed.
+     * Rules out a hint the owner never leaves (a send beside a waiting receiver would answer FULL),
+     * a bit read inverted, and a receive that trusts the hint on a closed channel (END is decided
+     * under ownership).
+     */
+    @Test
+    void theFastPathsTakeWhatTheHintSaysIsThere() {
+        ChannelCore ch = core(ChannelCore.RENDEZVOUS, null);
+        TestWaitNode receiver = new TestWaitNode(1);
+        ch.enterReceive(receiver);
+        assertEquals(ChannelCore.SENT, ch.sendNow("to the receiver"));
+        assertEquals("to the receiver", receiver.outcome.get());
+        TestWaitNode sender = new TestWaitNode(2);
+        ch.enterSend(sender, "from the sender");
+        assertEquals("from the sender", ch.receiveNow());
+        assertSame(TestWaitNode.ADMITTED_NULL, sender.outcome.get());
+
+        ChannelCore unlimited = core(ChannelCore.UNLIMITED, null);
+        assertEquals(ChannelCore.SENT, unlimited.sendNow("buffered"), "a channel without a wait never declines");
+        assertEquals("buffered", unlimited.receiveNow());
+        unlimited.close(null);
+        assertSame(ChannelCore.END, unlimited.receiveNow(), "closed and drained: the end, decided under ownership");
+
+        ChannelCore buffered = core(1, null);
+        TestWaitNode bufferedReceiver = new TestWaitNode(3);
+        buffered.enterReceive(bufferedReceiver); // shuts the lane: the fast path asks the owner
+        assertEquals(ChannelCore.SENT, buffered.sendNow("past the shut lane"));
+        assertEquals("past the shut lane", bufferedReceiver.outcome.get());
+        assertNull(ch.checkQuiescent());
+        assertNull(unlimited.checkQuiescent());
+        assertNull(buffered.checkQuiescent());
+    }
+
+    /**
+     * Part 11, the other side: a fast path that the hint says would wait answers at once, without an
+     * owner section (the waiting door owns once, instead of twice per wait). Rules out a hint that
+     * always says "maybe" and a rendezvous send that owns to learn nobody receives.
+     */
+    @Test
+    void theFastPathsThatWouldWaitDoNotOwn() {
+        ChannelCore ch = core(ChannelCore.RENDEZVOUS, null);
+        long before = ch.passes();
+        assertEquals(ChannelCore.FULL, ch.sendNow("nobody receives"));
+        assertSame(ChannelCore.EMPTY, ch.receiveNow());
+        assertEquals(before, ch.passes(), "no owner section for a rendezvous with nobody waiting");
+
+        ChannelCore full = core(1, null);
+        assertEquals(ChannelCore.SENT, full.trySend("fills it"));
+        TestWaitNode sender = new TestWaitNode(1);
+        full.enterSend(sender, "waits"); // full: it waits, and the lane is shut
+        before = full.passes();
+        assertEquals(ChannelCore.FULL, full.sendNow("behind the waiting sender"));
+        assertEquals(before, full.passes(), "a sender waits, so this send would wait behind it");
+
+        ChannelCore empty = core(1, null);
+        TestWaitNode receiver = new TestWaitNode(2);
+        empty.enterReceive(receiver); // empty: it waits, and the lane is shut
+        before = empty.passes();
+        assertSame(ChannelCore.EMPTY, empty.receiveNow());
+        assertEquals(before, empty.passes(), "a receiver waits, so this receive would wait behind it");
+        assertNull(ch.checkQuiescent());
+    }
+
     @Test
     void aCapacityBelowConflatedIsRefused() {
         assertEquals("capacity must be RENDEZVOUS (0), positive, UNLIMITED or CONFLATED, got -2",

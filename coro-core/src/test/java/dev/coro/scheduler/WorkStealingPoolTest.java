@@ -471,6 +471,49 @@ class WorkStealingPoolTest {
         assertTrue(busy.awaitTermination(Duration.ofDays(1)));
     }
 
+    /**
+     * The last worker to park re-checks the queues after it reads the shutdown: a submission that read
+     * RUNNING just before the shutdown's CAS is accepted, and must still run.
+     */
+    @Test
+    @Tag("stress")
+    void aSubmissionRacingShutdownEitherRunsOnceOrIsRejectedAndNeverRuns() throws Exception {
+        int rounds = Stress.scaled(300);
+        for (int round = 0; round < rounds; round++) {
+            int submitters = 3;
+            int perThread = 600;
+            AtomicIntegerArray runs = new AtomicIntegerArray(submitters * perThread);
+            AtomicIntegerArray rejected = new AtomicIntegerArray(submitters * perThread);
+            WorkStealingPool pool = WorkStealingPool.create(2);
+            CountDownLatch going = new CountDownLatch(submitters);
+            List<Thread> threads = new ArrayList<>();
+            for (int s = 0; s < submitters; s++) {
+                int base = s * perThread;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    going.countDown();
+                    for (int i = 0; i < perThread; i++) {
+                        int id = base + i;
+                        try {
+                            pool.execute(() -> runs.incrementAndGet(id));
+                        } catch (RejectedExecutionException e) {
+                            rejected.set(id, 1);
+                        }
+                    }
+                }));
+            }
+            going.await();
+            pool.shutdown();
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertTrue(pool.awaitTermination(Duration.ofDays(1)), "round " + round);
+            for (int i = 0; i < runs.length(); i++) {
+                assertEquals(1 - rejected.get(i), runs.get(i), "round " + round + ", task " + i
+                        + (rejected.get(i) == 1 ? " was rejected" : " was accepted"));
+            }
+        }
+    }
+
     @Test
     void shutdownNowReturnsQueuedWorkAndInterruptsRunningWork() throws Exception {
         WorkStealingPool pool = WorkStealingPool.create(1);

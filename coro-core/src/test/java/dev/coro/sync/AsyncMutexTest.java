@@ -61,6 +61,44 @@ class AsyncMutexTest {
         assertFalse(m.isLocked());
     }
 
+    /**
+     * The hand-off chain (AdmissionEngine part 8): W is admitted inside main's unlock, on main's own
+     * thread, unlocks and asks again there; that second wait goes straight to the order's tail (I5's
+     * exception) behind X. Cancelled while X holds, it must still report its departure, or X's
+     * unlock would hand its unit to nobody and leave the mutex locked for ever.
+     */
+    @Test
+    void aHolderThatWaitsAgainInsideTheHandOffAndIsCancelledLeavesTheMutexFree() {
+        AsyncMutex m = new AsyncMutex();
+        assertTrue(m.tryLock());
+        CompletableFuture<Void> w = m.lock().then(Task.fromRunnable(m::unlock)).then(m.lock()).toCompletableFuture();
+        CompletableFuture<Void> x = m.lock().toCompletableFuture();
+        m.unlock(); // W runs inline: unlocks (X is handed the lock) and waits again behind X
+        assertTrue(x.isDone(), "X holds the lock");
+        assertFalse(w.isDone(), "W waits again, behind X");
+        assertTrue(w.cancel(false));
+        m.unlock(); // X leaves: W departed, so the lock is free
+        assertFalse(m.isLocked(), "the departed waiter's unit went back to the count");
+        assertTrue(m.tryLock());
+        m.unlock();
+    }
+
+    /** The same chain with W's second wait admitted: the releases made on the owner's thread all land. */
+    @Test
+    void holdersResumedInsideTheHandOffReleaseAndWaitAgainInOrder() {
+        AsyncMutex m = new AsyncMutex();
+        assertTrue(m.tryLock());
+        List<String> order = new ArrayList<>();
+        Task<Void> twice = m.withLock(Task.fromRunnable(() -> order.add("w1")))
+                .then(m.withLock(Task.fromRunnable(() -> order.add("w2"))));
+        CompletableFuture<Void> w = twice.toCompletableFuture();
+        CompletableFuture<Void> x = m.withLock(Task.fromRunnable(() -> order.add("x"))).toCompletableFuture();
+        m.unlock();
+        assertTrue(w.isDone() && x.isDone());
+        assertEquals(List.of("w1", "x", "w2"), order, "W's second wait went behind X");
+        assertFalse(m.isLocked());
+    }
+
     @Test
     void unlockOfAnUnlockedMutexIsMisuse() {
         AsyncMutex m = new AsyncMutex();

@@ -127,6 +127,21 @@ class HandleJoinTest {
     }
 
     @Test
+    void aJoinOverEndedHandlesKeepsNullValuesAndEndsCancelledIfOneEndedCancelled() {
+        Scope scope = Scope.on(Scheduler.inline()); // every child has ended before the join starts
+        List<Task<Integer>> values = List.of(scope.spawn(Task.value(1)), scope.spawn(Task.value(null)),
+                scope.spawn(Task.value(3)));
+        assertEquals(java.util.Arrays.asList(1, null, 3), Task.whenAll(values).join(), "no node, values decoded");
+        List<Task<Integer>> oneCancelled = List.of(scope.spawn(Task.value(1)), scope.spawn(Task.cancelled()),
+                scope.spawn(Task.value(3)));
+        assertThrows(CancellationException.class, () -> Task.whenAll(oneCancelled).join());
+        RuntimeException boom = new RuntimeException("boom");
+        Scope supervisor = Scope.supervisorOn(Scheduler.inline());
+        List<Task<Integer>> oneFailed = List.of(supervisor.spawn(Task.value(1)), supervisor.spawn(Task.failure(boom)));
+        assertSame(boom, assertThrows(RuntimeException.class, () -> Task.whenAll(oneFailed).join()));
+    }
+
+    @Test
     void aCancelledChildMakesTheJoinCancelled() {
         Scope scope = Scope.on(pool);
         Promise<Integer> p = new Promise<>();
