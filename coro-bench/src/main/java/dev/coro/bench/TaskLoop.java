@@ -21,15 +21,16 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <ul>
  *   <li>{@code coro}: {@code Task.loop(0, i -> i < n, i -> step(i).map(r -> r + 1))}, where the
- *       step is {@code Task.fromCallable(() -> i)}: a loop whose body is a step that could wait but
- *       ends at once, and a map;</li>
+ *       step is {@code Task.fromCallable(() -> i + zero)}: a loop whose body is a step that could
+ *       wait but ends at once, and a map;</li>
  *   <li>{@code coroRepeat}: {@code Task.fromRunnable(() -> counter++).repeat(n)}, built once;</li>
  *   <li>{@code coroDeferLoop}: the loop written by hand as recursion through {@code defer} and
  *       {@code flatMap} (the shape {@code Task.loop} had before it became a node of its own), with
  *       the same body;</li>
  *   <li>{@code kotlinx}: {@code runBlocking { while (i < n) i = step(i) + 1 }}, where {@code step} is
- *       a suspending function that could suspend but returns at once.</li>
+ *       a suspending function that could suspend but returns at once ({@code i + zero}).</li>
  * </ul>
+ * Each step adds {@code zero}, a volatile field that holds 0, so that no JIT folds a loop away.
  * Every operation checks its result.
  */
 @State(org.openjdk.jmh.annotations.Scope.Benchmark)
@@ -42,6 +43,9 @@ public class TaskLoop {
     /** Iterations per operation. */
     @Param({"100000"})
     public int n;
+
+    /** Zero, read at each step (volatile: the JIT cannot fold the loops away). */
+    private static volatile int zero;
 
     private long counter;
     private Task<Long> repeated;
@@ -60,7 +64,7 @@ public class TaskLoop {
     @Benchmark
     public int coro() {
         int count = n;
-        return check(Task.loop(0, i -> i < count, i -> Task.fromCallable(() -> i).map(r -> r + 1)).join());
+        return check(Task.loop(0, i -> i < count, i -> Task.fromCallable(() -> i + zero).map(r -> r + 1)).join());
     }
 
     /**
@@ -90,7 +94,7 @@ public class TaskLoop {
 
     private static Task<Integer> deferLoop(int start, int count) {
         return Task.defer(() -> start < count
-                ? Task.fromCallable(() -> start).map(r -> r + 1).flatMap(next -> deferLoop(next, count))
+                ? Task.fromCallable(() -> start + zero).map(r -> r + 1).flatMap(next -> deferLoop(next, count))
                 : Task.value(start));
     }
 

@@ -10,14 +10,21 @@ import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 
 /**
+ * Zero, read through a volatile field at every step so that the JIT cannot fold the loop away (a
+ * loop of steps that return their argument at once is otherwise `i = n`, no work at all).
+ */
+@Volatile
+private var zero: Int = 0
+
+/**
  * A step that may suspend (so the compiler gives it a state machine, as every real suspending
- * function has) but, as the benchmark's steps do, never does: it returns [i] at once.
+ * function has) but, as the benchmark's steps do, never does: it returns [i] at once (plus [zero]).
  */
 private suspend fun step(i: Int): Int {
     if (i < 0) {
         delay(1)
     }
-    return i
+    return i + zero
 }
 
 /**
