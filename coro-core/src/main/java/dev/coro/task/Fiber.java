@@ -191,7 +191,12 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * building a deferred source) takes source's outcome right there, as the frame it would have
      * been, without being pushed and popped. Only the order of evaluation of such a source against
      * the push differs, and nothing observes a push. Where the run checks its token does not change:
-     * a fused wait checks it as the wait itself does.
+     * a fused wait checks it as the wait itself does. A map so fused applies its function right there.
+     *
+     * <p>Loops: a loop's frame ({@link Nodes.Loop}, {@link Nodes.Repeating}) is read where it lies
+     * ({@link #peek}) and stays on the stack while the loop goes on, so an iteration moves no frame;
+     * the frame drops itself when the loop ends (the condition fails, an error or a cancellation
+     * reaches it, or the last run of a repeat starts). Every other frame is dropped as it is read.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void loop(Task<?> t, int k, Object v) {
