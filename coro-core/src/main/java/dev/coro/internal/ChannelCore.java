@@ -207,7 +207,8 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *    section, like an admission: a watcher's wake-up only
      *    resumes its task through its scheduler (or the owner's trampoline), never re-enters here.
      *    Regression: a subscription that had received all it asked for slept through the close
-     *    that followed (FlowsTest.aCloseAfterTheDemandIsMetCompletesTheSubscriber).
+     *    that followed (FlowsTest.aCloseAfterTheDemandIsMetCompletesTheSubscriber). Model-checked by
+     *    ChannelEndWatchLincheckTest (a watch racing the end) and FlowSubscriptionLincheckTest.
      */
 
     /** The capacity of a rendezvous channel: a send waits for its receiver. */
