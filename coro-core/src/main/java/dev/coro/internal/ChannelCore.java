@@ -279,6 +279,11 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     private int applied;
     /** Owner only: the passes run so far (a count for white-box tests of part 11; never reset). */
     private long passes;
+    /**
+     * Owner only: the elements ever held in a rendezvous channel's buffer after a lost pairing (part
+     * 7), the only way one gets there; for {@link #checkQuiescent}'s bound.
+     */
+    private long held;
     private ArrayList<Object> undelivered;
     private Thread ownerThread; // kept only when assertions are enabled
 
@@ -648,8 +653,11 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
             if (lane != null && !lane.isShut() && (receiverWaits || senderWaits || applied != NONE)) {
                 return "L1: the lane is open while a waiter waits or the channel is closed";
             }
-            if (size < 0 || (capacity != CONFLATED && size > capacity)) {
-                return "the buffer holds " + size + " of " + capacity;
+            // a rendezvous channel's buffer holds only elements of lost pairings (part 7), each
+            // waiting for the next receiver
+            long bound = capacity == RENDEZVOUS ? held : capacity;
+            if (size < 0 || (capacity != CONFLATED && size > bound)) {
+                return "the buffer holds " + size + " of " + capacity + " (" + held + " held after lost pairings)";
             }
             if (applied != NONE && receiverWaits) {
                 return "a receiver waits on a closed channel";
@@ -780,6 +788,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
                 receivers.removeFirst();
                 if (!r.admit(e)) {
                     buffer.addFirst(e); // the send is done; held for the next receiver (part 7)
+                    held++;
                 }
                 continue;
             }
