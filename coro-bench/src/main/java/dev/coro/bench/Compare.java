@@ -115,6 +115,8 @@ public final class Compare {
                     List.of("coro", "kotlinx", "virtualThreads")),
             new Workload(TaskOverhead.class, "task-overhead", List.of(), "op",
                     List.of("coro", "completableFuture")),
+            new Workload(TaskLoop.class, "task-loop", List.of("n"), "iteration",
+                    List.of("coro", "coroRepeat", "coroDeferLoop", "kotlinx")),
             new Workload(MutexContended.class, "mutex-contended", List.of("tasks", "locks"), "lock",
                     List.of("coro", "coroBarging", "kotlinx", "vtReentrantUnfair", "vtReentrantFair",
                             "platformSynchronized")),

@@ -17,12 +17,18 @@ import java.util.concurrent.atomic.AtomicReference;
  * Coro's side of {@link EchoLoopback}: an {@link AsyncServerSocket} and its connections on one
  * {@link EventLoop}, all client {@link AsyncSocket}s on a second one (the thread split of the Netty
  * peer). Every I/O task is started on its loop ({@code startOn}), so it runs there throughout.
+ *
+ * <p>Two forms of the same loops. {@code coro} is written as {@code ./coro demo echo} (the examples'
+ * {@code EchoServer} and {@code EchoClient}) teaches: each iteration of a {@code Task.loop} builds its
+ * steps anew ({@code socket.read(buffer).flatMap(n -> socket.writeFully(buffer)...)} on the server,
+ * {@code Task.defer(...)} around each write and read on the client). {@code coroPrebuilt} builds the
+ * read and write tasks once per connection and reruns them (tasks are reusable descriptions).
  */
 final class CoroEcho {
     private CoroEcho() {}
 
     /** One round: fresh loops, server and connections; returns the nanoseconds of the timed phase. */
-    static long run(EchoLoopback.Load load) throws Exception {
+    static long run(EchoLoopback.Load load, boolean idiomatic) throws Exception {
         EventLoop serverLoop = EventLoop.start("echo-coro-server");
         EventLoop clientLoop = EventLoop.start("echo-coro-client");
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -33,7 +39,7 @@ final class CoroEcho {
             Scope connections = Scope.on(serverLoop);
             boolean[] closing = {false};
             Task<Integer> acceptLoop = Task.loop(0, n -> true, n -> listening.accept().map(s -> {
-                connections.spawn(echo(s, failure));
+                connections.spawn(idiomatic ? demoEcho(s, failure) : echo(s, failure));
                 return n + 1;
             })).recover(e -> {
                 if (!closing[0]) { // set on the server loop before the close below
@@ -53,7 +59,7 @@ final class CoroEcho {
                 }
                 List<Task<Integer>> clients = new ArrayList<>();
                 for (int c = 0; c < load.connections(); c++) {
-                    clients.add(client(sockets.get(c), c, load));
+                    clients.add(idiomatic ? demoClient(sockets.get(c), c, load) : client(sockets.get(c), c, load));
                 }
                 Task<List<Integer>> all = Task.whenAll(clients).startOn(clientLoop);
                 long t0 = System.nanoTime();
@@ -115,6 +121,58 @@ final class CoroEcho {
                     return -1;
                 })
                 .andFinally(s::close);
+    }
+
+    /**
+     * A server connection as the demo's {@code EchoServer.echo} writes it: each iteration reads into
+     * the buffer and, unless at end of stream, writes what it read back in full.
+     */
+    private static Task<Integer> demoEcho(AsyncSocket s, AtomicReference<Throwable> failure) {
+        ByteBuffer buffer = ByteBuffer.allocateDirect(16 * 1024);
+        return Task.loop(0, n -> n >= 0, n -> {
+            buffer.clear();
+            return s.read(buffer).flatMap(r -> {
+                if (r < 0) {
+                    return Task.value(-1);
+                }
+                buffer.flip();
+                return s.writeFully(buffer).map(x -> r);
+            });
+        }).recover(e -> {
+            if (!(e instanceof IOException)) {
+                failure.compareAndSet(null, e);
+            }
+            return -1;
+        }).andFinally(s::close);
+    }
+
+    /**
+     * A client connection as the demo's {@code EchoClient.roundTrips} writes it: each iteration defers
+     * the write of the message and the read of its echo, then checks it.
+     */
+    private static Task<Integer> demoClient(AsyncSocket s, int c, EchoLoopback.Load load) {
+        int size = load.size();
+        ByteBuffer request = ByteBuffer.allocateDirect(size);
+        ByteBuffer reply = ByteBuffer.allocateDirect(size);
+        return Task.loop(0, k -> k < load.roundTrips(), k -> Task.defer(() -> {
+            request.clear();
+            for (int j = 0; j < size; j++) {
+                request.put(EchoLoopback.payload(c, k, j));
+            }
+            request.flip();
+            return s.writeFully(request);
+        }).then(Task.defer(() -> {
+            reply.clear();
+            return s.readFully(reply);
+        })).map(ignored -> {
+            for (int j = 0; j < size; j++) {
+                byte b = reply.get(j);
+                if (b != EchoLoopback.payload(c, k, j)) {
+                    throw EchoLoopback.mismatch(c, k, j, b);
+                }
+            }
+            return k + 1;
+        }));
     }
 
     /** A client connection: {@code roundTrips} x (write the message, read its echo in full, check it). */

@@ -1,6 +1,8 @@
 package dev.coro.bench;
 
 import dev.coro.io.EventLoop;
+import dev.coro.task.Scope;
+import dev.coro.task.Task;
 import java.time.Duration;
 
 /**
@@ -38,6 +40,37 @@ final class CoroTimers {
             long t1 = System.nanoTime();
             long c1 = Timers.cpuNanos();
             rec.awaitAll("coro");
+            return new long[] {t0, t1, c1 - c0};
+        } finally {
+            shutdown(loop, rec);
+        }
+    }
+
+    /**
+     * {@code coroDelay}: the task form, as the README teaches it: the main thread spawns, into a
+     * {@code Scope.on(loop)}, one {@code Task.delay(d).then(Task.fromRunnable(fire))} per timer; each
+     * starts on the loop (through its inbox) and schedules its delay there.
+     */
+    static long[] delayTasks(int[] delays, Timers.Recorder rec) throws Exception {
+        Duration[] ofMillis = durations(delays);
+        EventLoop loop = EventLoop.start("timers-coro");
+        try {
+            Scope scope = Scope.on(loop);
+            long now = 0;
+            long c0 = Timers.cpuNanos();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < delays.length; i++) {
+                if ((i & 63) == 0) {
+                    now = System.nanoTime();
+                }
+                int id = i;
+                rec.deadlines[i] = now + delays[i] * 1_000_000L;
+                scope.spawn(Task.delay(ofMillis[delays[i]]).then(Task.fromRunnable(() -> rec.fire(id))));
+            }
+            long t1 = System.nanoTime();
+            long c1 = Timers.cpuNanos();
+            rec.awaitAll("coroDelay");
+            scope.joinBlocking();
             return new long[] {t0, t1, c1 - c0};
         } finally {
             shutdown(loop, rec);

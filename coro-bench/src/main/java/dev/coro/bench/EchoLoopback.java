@@ -69,7 +69,7 @@ import picocli.CommandLine.Option;
  */
 public final class EchoLoopback {
     /** Implementations in table order; the first is the baseline. */
-    static final List<String> IMPLS = List.of("coro", "netty", "virtualThreads");
+    static final List<String> IMPLS = List.of("coro", "coroPrebuilt", "netty", "virtualThreads");
 
     static final long HANG_SECONDS = Long.getLong("bench.hangSeconds", 60);
 
@@ -154,6 +154,21 @@ public final class EchoLoopback {
         @Option(names = "--quick", description = "fewer round trips and one round (also -Dbench.quick=true)")
         boolean quick = Boolean.getBoolean("bench.quick");
 
+        @Option(names = "--warmup", paramLabel = "W", description = "unmeasured rounds first (default ${DEFAULT-VALUE}; "
+                + "with --fresh-jvms: in every JVM)")
+        int warmup = 1;
+
+        @Option(names = "--fresh-jvms", description = "every measured round in a JVM of its own, implementations "
+                + "interleaved (A B, B A, ...): as a harness outside the project measures")
+        boolean freshJvms;
+
+        @Option(names = "--jvm-arg", paramLabel = "FLAG", description = "with --fresh-jvms: one more flag for the "
+                + "child JVMs (repeatable), e.g. --jvm-arg=-Xlog:gc")
+        List<String> jvmArgs = new ArrayList<>();
+
+        @Option(names = "--child", hidden = true, description = "internal: one --fresh-jvms round")
+        boolean child;
+
         @Mixin
         Arguments.Help help;
 
@@ -172,8 +187,9 @@ public final class EchoLoopback {
         int size = settings.size;
         int rounds = settings.rounds != null ? settings.rounds : quick ? 1 : 3;
         List<String> impls = new ArrayList<>(settings.impls.names);
-        if (connections < 1 || roundTrips < 1 || size < 1 || rounds < 1) {
-            throw new IllegalArgumentException("--connections, --round-trips, --size and --rounds must be >= 1");
+        if (connections < 1 || roundTrips < 1 || size < 1 || rounds < 1 || settings.warmup < 0) {
+            throw new IllegalArgumentException("--connections, --round-trips, --size and --rounds must be >= 1, "
+                    + "--warmup >= 0");
         }
         if (impls.isEmpty()) {
             impls.addAll(IMPLS);
@@ -182,14 +198,23 @@ public final class EchoLoopback {
             System.setProperty("jdk.virtualThreadScheduler.parallelism", String.valueOf(Pools.WORKERS));
         }
         Load load = new Load(connections, roundTrips, size);
+        if (settings.freshJvms && !settings.child) {
+            measureInFreshJvms(settings, impls, load, rounds);
+            return;
+        }
+        if (settings.child) {
+            rounds = 1;
+        }
+        int warmup = settings.warmup;
         System.out.printf(Locale.ROOT, "tcp-echo: %d connections x %,d round trips of %d bytes over loopback, "
-                + "%d measured rounds, JDK %s, %d cores, load average %s%n", connections, roundTrips, size, rounds,
-                Runtime.version(), Runtime.getRuntime().availableProcessors(), Timers.loadAverage());
+                + "%d warm-up and %d measured rounds, JDK %s, %d cores, load average %s%n", connections, roundTrips,
+                size, warmup, rounds, Runtime.version(), Runtime.getRuntime().availableProcessors(),
+                Timers.loadAverage());
         List<long[]> results = new ArrayList<>();
         for (String impl : impls) {
             Impl run = impl(impl);
             long[] measured = new long[rounds];
-            for (int r = 0; r <= rounds; r++) {
+            for (int r = 1 - warmup; r <= rounds; r++) {
                 System.gc();
                 long nanos;
                 Watchdog.begin("EchoLoopback." + impl);
@@ -199,12 +224,16 @@ public final class EchoLoopback {
                     Watchdog.end();
                 }
                 System.out.printf(Locale.ROOT, "%s: %s: %,d round trips in %.1f ms: %,.0f round trips/s%n", impl,
-                        r == 0 ? "warm-up" : "round " + r, load.total(), nanos / 1e6, load.total() / (nanos / 1e9));
+                        r <= 0 ? "warm-up" : "round " + r, load.total(), nanos / 1e6, load.total() / (nanos / 1e9));
                 if (r > 0) {
                     measured[r - 1] = nanos;
                 }
             }
             results.add(measured);
+        }
+        if (settings.child) {
+            FreshJvms.printResult(impls.get(0), results.get(0)[0]);
+            System.exit(0);
         }
         System.out.print(table(load, impls, results));
         System.out.println("load average at the end: " + Timers.loadAverage());
@@ -212,9 +241,41 @@ public final class EchoLoopback {
         System.exit(0);
     }
 
+    /**
+     * {@code --fresh-jvms}: every measured round of every implementation in a JVM of its own (each with
+     * its {@code --warmup} rounds first), the implementations interleaved round by round.
+     */
+    private static void measureInFreshJvms(Settings settings, List<String> impls, Load load, int rounds)
+            throws Exception {
+        System.out.printf(Locale.ROOT, "tcp-echo: %d connections x %,d round trips of %d bytes over loopback, %d rounds, "
+                + "each in a fresh JVM (%d warm-up rounds in it first), implementations interleaved, JDK %s, %d cores, "
+                + "load average %s%n", load.connections(), load.roundTrips(), load.size(), rounds, settings.warmup,
+                Runtime.version(), Runtime.getRuntime().availableProcessors(), Timers.loadAverage());
+        List<long[]> results = new ArrayList<>();
+        for (int i = 0; i < impls.size(); i++) {
+            results.add(new long[rounds]);
+        }
+        for (int r = 1; r <= rounds; r++) {
+            for (String impl : FreshJvms.order(impls, r)) {
+                System.out.printf(Locale.ROOT, "%s: round %d in a fresh JVM%n", impl, r);
+                List<String> args = List.of("--child", "--connections", String.valueOf(load.connections()),
+                        "--round-trips", String.valueOf(load.roundTrips()), "--size", String.valueOf(load.size()),
+                        "--warmup", String.valueOf(settings.warmup), impl);
+                results.get(impls.indexOf(impl))[r - 1] = FreshJvms.runChild(EchoLoopback.class, settings.jvmArgs, args)[0];
+            }
+        }
+        System.out.print(table(load, impls, results));
+        System.out.println("(each round in a fresh JVM with " + settings.warmup + " warm-up rounds before it, flags "
+                + Pools.HEAP_MIN + " " + Pools.HEAP_MAX + " " + String.join(" ", settings.jvmArgs) + ")");
+        System.out.println("load average at the end: " + Timers.loadAverage());
+        System.out.flush();
+        System.exit(0);
+    }
+
     private static Impl impl(String name) {
         return switch (name) {
-            case "coro" -> CoroEcho::run;
+            case "coro" -> load -> CoroEcho.run(load, true);
+            case "coroPrebuilt" -> load -> CoroEcho.run(load, false);
             case "netty" -> EchoLoopback::netty;
             case "virtualThreads" -> EchoLoopback::virtualThreads;
             default -> throw new IllegalArgumentException(name);

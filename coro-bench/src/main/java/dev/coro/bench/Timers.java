@@ -48,7 +48,7 @@ import picocli.CommandLine.Option;
  */
 public final class Timers {
     /** Implementations in table order; the first is the baseline. */
-    static final List<String> IMPLS = List.of("coro", "coroOnLoop", "stpe", "nettyWheel1ms", "nettyWheel100ms",
+    static final List<String> IMPLS = List.of("coro", "coroDelay", "coroOnLoop", "stpe", "nettyWheel1ms", "nettyWheel100ms",
             "kotlinx", "kotlinxEventLoop");
 
     static final long HANG_SECONDS = Long.getLong("bench.hangSeconds", 60);
@@ -220,6 +220,21 @@ public final class Timers {
         @Option(names = "--quick", description = "fewer timers and one round (also -Dbench.quick=true)")
         boolean quick = Boolean.getBoolean("bench.quick");
 
+        @Option(names = "--warmup", paramLabel = "W", description = "unmeasured rounds first (default ${DEFAULT-VALUE}; "
+                + "with --fresh-jvms: in every JVM)")
+        int warmup = 1;
+
+        @Option(names = "--fresh-jvms", description = "every measured round in a JVM of its own, implementations "
+                + "interleaved (A B, B A, ...): as a harness outside the project measures")
+        boolean freshJvms;
+
+        @Option(names = "--jvm-arg", paramLabel = "FLAG", description = "with --fresh-jvms: one more flag for the "
+                + "child JVMs (repeatable), e.g. --jvm-arg=-Xlog:gc")
+        List<String> jvmArgs = new ArrayList<>();
+
+        @Option(names = "--child", hidden = true, description = "internal: one --fresh-jvms round")
+        boolean child;
+
         @Mixin
         Arguments.Help help;
 
@@ -238,8 +253,8 @@ public final class Timers {
         int rounds = settings.rounds != null ? settings.rounds : quick ? 1 : 5;
         long seed = settings.seed;
         List<String> impls = new ArrayList<>(settings.impls.names);
-        if (timers < 1 || rounds < 1 || maxDelay < 0) {
-            throw new IllegalArgumentException("--timers and --rounds must be >= 1 and --max-delay-ms >= 0");
+        if (timers < 1 || rounds < 1 || maxDelay < 0 || settings.warmup < 0) {
+            throw new IllegalArgumentException("--timers and --rounds must be >= 1, --max-delay-ms and --warmup >= 0");
         }
         if (impls.isEmpty()) {
             impls.addAll(IMPLS);
@@ -249,19 +264,27 @@ public final class Timers {
         for (int i = 0; i < timers; i++) {
             delays[i] = random.nextInt(maxDelay + 1);
         }
-        System.out.printf(Locale.ROOT, "timers: %,d timers, delays 0..%d ms (seed %d), %d measured rounds, "
-                + "heap %d MB, JDK %s, load average %s%n", timers, maxDelay, seed, rounds,
+        if (settings.freshJvms && !settings.child) {
+            measureInFreshJvms(settings, impls, timers, maxDelay, rounds, seed);
+            return;
+        }
+        int warmup = settings.warmup;
+        if (settings.child) {
+            rounds = 1;
+        }
+        System.out.printf(Locale.ROOT, "timers: %,d timers, delays 0..%d ms (seed %d), %d warm-up and %d measured "
+                + "rounds, heap %d MB, JDK %s, load average %s%n", timers, maxDelay, seed, warmup, rounds,
                 Runtime.getRuntime().maxMemory() >> 20, Runtime.version(), loadAverage());
         List<Result> results = new ArrayList<>();
         for (String impl : impls) {
             Impl run = impl(impl);
             List<Round> measured = new ArrayList<>();
-            for (int r = 0; r <= rounds; r++) {
+            for (int r = 1 - warmup; r <= rounds; r++) {
                 Round round = runRound(impl, run, delays);
                 System.out.printf(Locale.ROOT, "%s: %s: scheduled in %.1f ms (CPU %s), all fired after %.1f ms, "
                         + "lateness p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms (p99 of delays >= %d ms: %.2f ms), "
                         + "%d early, GC pauses %.0f ms%n", impl,
-                        r == 0 ? "warm-up" : "round " + r, round.scheduleNanos / 1e6,
+                        r <= 0 ? "warm-up" : "round " + r, round.scheduleNanos / 1e6,
                         round.scheduleCpuNanos < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f ms",
                                 round.scheduleCpuNanos / 1e6),
                         round.allFiredNanos / 1e6,
@@ -273,10 +296,49 @@ public final class Timers {
             }
             results.add(new Result(impl, timers, measured));
         }
+        if (settings.child) {
+            Round r = results.get(0).rounds().get(0);
+            FreshJvms.printResult(impls.get(0), r.scheduleNanos(), r.allFiredNanos(), r.p50(), r.p99(), r.p999(),
+                    r.max(), r.early(), r.gcNanos(), r.p99Later(), r.scheduleCpuNanos());
+            System.exit(0);
+        }
         System.out.print(table(results));
         System.out.println("load average at the end: " + loadAverage());
         System.out.flush();
         System.exit(0); // a peer's leftover non-daemon thread must not keep the JVM alive
+    }
+
+    /**
+     * {@code --fresh-jvms}: every measured round of every implementation in a JVM of its own (each with
+     * its {@code --warmup} rounds first), the implementations interleaved round by round.
+     */
+    private static void measureInFreshJvms(Settings settings, List<String> impls, int timers, int maxDelay, int rounds,
+            long seed) throws Exception {
+        System.out.printf(Locale.ROOT, "timers: %,d timers, delays 0..%d ms (seed %d), %d rounds, each in a fresh JVM "
+                + "(%d warm-up rounds in it first), implementations interleaved, JDK %s, load average %s%n", timers,
+                maxDelay, seed, rounds, settings.warmup, Runtime.version(), loadAverage());
+        java.util.Map<String, List<Round>> measured = new java.util.LinkedHashMap<>();
+        for (String impl : impls) {
+            measured.put(impl, new ArrayList<>());
+        }
+        for (int r = 1; r <= rounds; r++) {
+            for (String impl : FreshJvms.order(impls, r)) {
+                System.out.printf(Locale.ROOT, "%s: round %d in a fresh JVM%n", impl, r);
+                List<String> args = new ArrayList<>(List.of("--child", "--timers", String.valueOf(timers),
+                        "--max-delay-ms", String.valueOf(maxDelay), "--seed", String.valueOf(seed),
+                        "--warmup", String.valueOf(settings.warmup), impl));
+                long[] v = FreshJvms.runChild(Timers.class, settings.jvmArgs, args);
+                measured.get(impl).add(new Round(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]));
+            }
+        }
+        List<Result> results = new ArrayList<>();
+        measured.forEach((impl, list) -> results.add(new Result(impl, timers, list)));
+        System.out.print(table(results));
+        System.out.println("(each round in a fresh JVM with " + settings.warmup + " warm-up rounds before it, flags "
+                + Pools.HEAP_MIN + " " + Pools.HEAP_MAX + " " + String.join(" ", settings.jvmArgs) + "; the heap above is this parent's)");
+        System.out.println("load average at the end: " + loadAverage());
+        System.out.flush();
+        System.exit(0);
     }
 
     private static Round runRound(String impl, Impl run, int[] delays) throws Exception {
@@ -323,6 +385,7 @@ public final class Timers {
     private static Impl impl(String name) {
         return switch (name) {
             case "coro" -> CoroTimers::external;
+            case "coroDelay" -> CoroTimers::delayTasks;
             case "coroOnLoop" -> CoroTimers::onLoop;
             case "stpe" -> Timers::stpe;
             case "nettyWheel1ms" -> (d, rec) -> nettyWheel(d, rec, 1);

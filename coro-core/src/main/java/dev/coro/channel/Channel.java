@@ -397,7 +397,7 @@ public final class Channel<T> {
         return capacity;
     }
 
-    /** The core, for white-box tests in this package. */
+    /** The core, for white-box tests and the Flow subscription (its end watch) in this package. */
     ChannelCore core() {
         return core;
     }

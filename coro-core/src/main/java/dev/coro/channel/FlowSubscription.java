@@ -1,5 +1,6 @@
 package dev.coro.channel;
 
+import dev.coro.internal.SignalList;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.task.Completer;
 import dev.coro.task.Outcome;
@@ -31,7 +32,7 @@ final class FlowSubscription<T> implements Flow.Subscription {
      *    run before its first step (started stays false): then onSubscribe and onError here.
      *    The run (one task on the scheduler, so every signal is serial: rule 1.3):
      *    onSubscribe, then loop { cancelled or bad request: stop; no demand: end now if the channel
-     *    has ended, else wait for demand; else receive one: element -> demand - 1, onNext; null ->
+     *    has ended, else wait for demand or the channel's end; else receive one: element -> demand - 1, onNext; null ->
      *    onComplete; error -> onError(cause); cancelled -> the channel was cancelled: onError
      *    (CancellationException), unless our own token fired }, then the final step: onError for a
      *    bad request, drop the subscriber. request(n > 0): add n (capped), wake the waiter.
@@ -55,8 +56,12 @@ final class FlowSubscription<T> implements Flow.Subscription {
      *
      * 7. Cancellation races. waiter: the run publishes its completer, then re-checks demand; a
      *    request adds demand, then takes the completer (getAndSet): Dekker over volatiles, so
-     *    one of them sees the other and the run never sleeps with demand. A completer completed
-     *    twice (both sides saw each other) ignores the second call.
+     *    one of them sees the other and the run never sleeps with demand. The channel's end wakes
+     *    the same way: the run watches it (ChannelCore part 12: the end fires the watch after it
+     *    makes isClosedForReceive true), and its re-check reads isClosedForReceive after publishing
+     *    the completer; without that, a subscriber that had received all it asked for never got
+     *    onComplete when the close came after its last element. A completer completed twice (both
+     *    sides saw each other) ignores the second call.
      *
      * 8. Resumption. Waits resume on the run's scheduler; on Scheduler.inline() that is the waking
      *    thread (the requester, the sender of the element), through its trampoline, so request ->
@@ -68,6 +73,13 @@ final class FlowSubscription<T> implements Flow.Subscription {
 
     private final Channel<T> channel;
     private final Scope scope;
+    /** Wakes the run when the channel ends while it waits for demand (part 7). */
+    private final SignalList.Node endWatch = new SignalList.Node() {
+        @Override
+        protected void onFire() {
+            wake();
+        }
+    };
     /** Requested and not yet delivered; {@code Long.MAX_VALUE}: unbounded (rule 3.17). */
     private volatile long demand;
     /** The run's completer while it waits for demand, else null. */
@@ -120,6 +132,7 @@ final class FlowSubscription<T> implements Flow.Subscription {
         Task<Boolean> loop = Task.loop(Boolean.TRUE, more -> more, ignored -> Task.defer(this::step));
         return Task.fromRunnable(() -> {
             started = true;
+            channel.core().watchEnd(endWatch);
             signal(SignalKind.SUBSCRIBE, null);
         }).then(loop).transform(this::finish);
     }
@@ -142,7 +155,7 @@ final class FlowSubscription<T> implements Flow.Subscription {
     private Task<Void> awaitDemand() {
         return Task.create(c -> {
             waiter = c; // volatile write, then the re-check: part 7
-            if (demand > 0 || cancelled || badRequest != null) {
+            if (demand > 0 || cancelled || badRequest != null || channel.isClosedForReceive()) {
                 if (WAITER.compareAndSet(this, c, null)) {
                     c.complete(null);
                 }
@@ -179,6 +192,7 @@ final class FlowSubscription<T> implements Flow.Subscription {
     }
 
     private Task<Void> finish(Outcome<Boolean> o) {
+        channel.core().unwatchEnd(endWatch);
         IllegalArgumentException bad = badRequest;
         if (bad != null) {
             signal(SignalKind.ERROR, bad);

@@ -1,6 +1,7 @@
 package dev.coro.gate;
 
 import dev.coro.internal.Blocking;
+import dev.coro.internal.KeyTable;
 import dev.coro.internal.PermitLane;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
@@ -8,7 +9,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A gate that serializes operations with equal keys and runs operations with different keys
@@ -28,9 +28,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p><b>Memory.</b> A key's state exists only while the key has admitted or waiting work: when its
  * last operation leaves, its entry is removed, so a key used once costs nothing afterwards. A key
- * with no contention costs one map operation to enter and one to leave. The map's table keeps the
- * size of the most keys active at once, as any hash map; it does not grow with the number of keys
- * ever used.
+ * with no contention costs one atomic instruction on the key table to enter and one to leave. The
+ * table keeps the size of the most keys active at once, as any hash table; it does not grow with
+ * the number of keys ever used.
  *
  * <p><b>Try.</b> {@link #tryWithin(Object, Task)} and {@link #tryAcquire(Object)} admit only if the
  * key is free now, nobody with that key is queued and (with a bound) the key already holds a slot or
@@ -55,10 +55,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * runs); {@code maxConcurrentKeys <= 0}: {@link IllegalArgumentException}; a null task or body:
  * {@link NullPointerException}.
  *
- * <p><b>Thread-safety and memory effects.</b> Thread-safe; the per-key hand-off is lock-free, and
- * the key map is a {@link ConcurrentHashMap}, whose bin locks are held for a few instructions, never
- * across a wait. Actions of an operation before it leaves happen-before the actions of the next
- * admitted operation with an equal key.
+ * <p><b>Thread-safety and memory effects.</b> Thread-safe and lock-free: the key table and the
+ * per-key hand-off take no lock. Actions of an operation before it leaves happen-before the actions
+ * of the next admitted operation with an equal key.
  *
  * {@snippet :
  * KeyedSerialGate<String> accounts = new KeyedSerialGate<>();
@@ -71,80 +70,112 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
     /* Implementation overview.
      *
      * 1. Representation.
-     *    lanes (ConcurrentHashMap<K, Entry>): the live entry of each key in use.
-     *    Entry:
-     *      gate, key (final): as a Runnable, the entry is its holder's exit (T4), so a pass
-     *        allocates no exit closure.
-     *      users (volatile int): the operations that joined the entry and have not left it (the
-     *        holder, and the joiners queued behind it or between the two); 0 means dead, for ever.
-     *        A new entry starts at 1: its placer, which holds the key at once.
-     *      lane (volatile KeyLane, null until the first joiner): a serial permit lane (PermitLane(1):
-     *        the key's FIFO line and hand-off), installed by a joiner with its one unit already taken
-     *        on behalf of the holder of that moment. So a key used by one operation at a time costs
-     *        an entry and no engine; only a key that someone waits for gets a lane.
-     *      hasSlot (plain boolean, bounded gates only): the entry holds a slot of keySlots. Written
-     *        only by the holder and read by the entry's killer (T4), after every other user's last
-     *        write of it.
+     *    keys (KeyTable<Key>): the live state of each key in use, one node per key, in one of two
+     *    forms (both Key: the key, the gate, hasSlot; as a Runnable each is its holder's exit):
+     *      Entry (alone): placed by an operation that found the key free, which holds the key. No
+     *        count: while an entry is in the table, its placer is its one user. shared (volatile,
+     *        null until a joiner installs it by CAS): the Shared that will take its place. left
+     *        (boolean, written once by the placer with release, read with acquire): the placer is
+     *        leaving (T4) and no longer holds the key.
+     *      Shared (contended): users (volatile int) counts the operations that joined it and have
+     *        not left it: the holder and the joiners queued behind it or on their way there; 0
+     *        means dead, for ever. lane (final): a serial permit lane (PermitLane(1): the key's
+     *        FIFO line and hand-off), made with its one unit already taken for the holder. A new
+     *        Shared has users 1: the holder of the entry it replaces.
+     *    hasSlot (plain boolean, bounded gates only): the key holds a slot of keySlots. Written only
+     *      by the key's holder (the entry's placer, or the Shared's holder), read by the holder
+     *      after it, and by whoever kills the node (T4, T5).
      *    keySlots (PermitLane(maxConcurrentKeys), or null): the bound on keys holding a slot.
      *    closed (volatile boolean).
      *
      * 2. Transitions (of one operation with key k).
-     *    T1 place: putIfAbsent a fresh entry (users 1): if there was none, placed, and it holds the
-     *       key. A try only ever places: it finds a live entry "in use" and completes cancelled.
-     *    T2 join: a live entry e: install e.lane if null (CAS null -> a lane with its unit taken),
-     *       then CAS e.users n -> n + 1 for n >= 1: joined; it waits in e.lane's door for the key.
-     *       Seen 0: e is dead and being removed by its killer: lanes.remove(k, e) (helping; removes
-     *       only that entry) and start over at T1.
-     *    T3 hold: the holder takes a slot of keySlots if bounded and e has none (holding the key
-     *       meanwhile), then runs its work.
-     *    T4 exit (the holder, on every path): users == 1 and CAS 1 -> 0: it is the killer:
-     *       lanes.remove(k, e) and, if e.hasSlot, keySlots.release(1). Otherwise someone joined:
-     *       e.lane.release(1) hands the key on (to the oldest waiter, or to the next joiner to arrive
-     *       at the lane), then leave.
-     *    T5 leave (a joiner whose wait ended without the key, or the holder after T4's hand-off):
-     *       CAS users n -> n - 1 for n >= 2; at n == 1, CAS 1 -> 0 and kill as in T4.
-     *    close: closed = true; full fence; close every entry's lane, and keySlots.
+     *    T1 place: putIfAbsent a fresh entry: if the key had no node, placed: it holds the key. A try
+     *       only ever places: it finds a live node "in use" (an entry not left, or a Shared with
+     *       users > 0) and completes cancelled. Found an entry e with e.left: its placer is leaving:
+     *       keys.remove(e) (helping; its placer's own remove then fails, T4) and start over at T1,
+     *       for a try too (the key is free: it must not be refused, nor wait for the placer).
+     *    T2 join: an entry e not left: take e.shared (install a new Shared s by CAS if null), then
+     *       keys.replace(e, s): e's node is s from now on; if e is no longer in the table (its
+     *       placer left alone, T4, or another joiner replaced it already) start over at T1. A
+     *       Shared s in the table: CAS s.users n -> n + 1 for n >= 1: joined; it waits in s.lane's
+     *       door for the key. Seen 0: s is dead and being removed by its killer: keys.remove(s)
+     *       (helping; removes only that node) and start over at T1.
+     *    T3 hold: the holder takes a slot of keySlots if bounded and the key has none (holding the
+     *       key meanwhile), then runs its work.
+     *    T4 exit of an entry's placer (on every path): e.left = true (release), then keys.remove(e):
+     *       if that removed e, nobody joined: the key is free (and its slot back, if e.hasSlot).
+     *       Otherwise a joiner replaced e by s = e.shared, or a newcomer removed e (T1): if e.shared
+     *       is set, s.hasSlot = e.hasSlot (the key's slot goes with it) and T5's exit through s (a
+     *       Shared whose replace failed was never in the table: its users is still 1, so that exit
+     *       kills it, and kill gives the slot back); else the slot back, if e.hasSlot.
+     *    T5 exit of a Shared's holder: users == 1 and CAS 1 -> 0: it is the killer: keys.remove(s)
+     *       and, if s.hasSlot, keySlots.release(1). Otherwise someone joined: s.lane.release(1) hands
+     *       the key on (to the oldest waiter, or to the next joiner to arrive at the lane), then
+     *       leave.
+     *    T6 leave (a joiner whose wait ended without the key, or the holder after T5's hand-off):
+     *       CAS users n -> n - 1 for n >= 2; at n == 1, CAS 1 -> 0 and kill as in T5.
+     *    close: closed = true; full fence; close the lane of every Shared in the table, and keySlots.
      *
-     * 3. Linearization points. Placing: the putIfAbsent. Joining: the users CAS. Admission of a
-     *    joiner: the lane's (PermitLane overview). The entry's death: the CAS 1 -> 0 (after it no CAS
-     *    n -> n + 1 can succeed, so no operation ever uses a dead entry, and the removal that follows
-     *    only hides it from later lookups).
+     * 3. Linearization points. Placing: the putIfAbsent's CAS. An entry's placer leaving alone: the
+     *    remove's CAS (after it e is in no table, so no replace of e succeeds and nobody joins it).
+     *    Contention: the replace's CAS. Joining: the users CAS. Admission of a joiner: the lane's
+     *    (PermitLane overview). A Shared's death: the CAS 1 -> 0 (after it no CAS n -> n + 1 can
+     *    succeed, so no operation ever uses a dead Shared, and the removal that follows only hides it
+     *    from later lookups).
      *
      * 4. Invariants.
      *    K1 (mutual exclusion per key): at most one operation of key k holds it. Operations of k that
-     *       overlap in time use the same entry: an entry is removed only once dead, and dead only
-     *       when no operation uses it, so an operation that arrives while another of k is in its T3
-     *       finds that one's entry (live) in the map. Within an entry: while it has no lane it has one
-     *       user, the holder (a joiner installs the lane before joining); once it has one, the lane's
-     *       one unit is the key, first taken for the holder of that moment, then handed on by T4.
-     *    K2 (no stranding): nobody waits on a dead entry: joining it fails (users 0), and the killer
-     *       is the last user, so no one else is queued on its lane. A holder that sees another user
-     *       releases the lane's unit, which the lane hands to that user when it arrives at the door
-     *       (or to a later one, if it leaves first).
-     *    K3 (no leak): an entry is in the map iff it is live, up to the killer's removal after its CAS
-     *       (and helpers remove it too). So when no operation is in flight, the map is empty.
-     *    K4 (slots): an entry holds at most one slot, from the holder that took it to its death.
+     *       overlap in time use the same node or its successor: an entry leaves the table only by
+     *       its placer's exit (T4) or by becoming a Shared (T2), and a Shared only once dead, when no
+     *       operation uses it; so an operation that arrives while another of k is in its T3 finds
+     *       that one's node in the table. While the node is an entry, its placer is its only user
+     *       (a joiner joins only a Shared that is in the table); a Shared's lane has one unit, the
+     *       key, first taken for the entry's placer, then handed on by T5.
+     *    K2 (no stranding): nobody waits on a dead Shared: joining it fails (users 0), and the killer
+     *       is its last user, so no one else is queued on its lane. A joiner joins only a Shared that
+     *       replaced a live entry in the table, whose placer then finds its remove failing (T4) and
+     *       exits through that Shared; a holder that sees another user releases the lane's unit,
+     *       which the lane hands to that user when it arrives at the door (or to a later one, if it
+     *       leaves first).
+     *    K3 (no leak): a node is in the table iff its key is in use, up to the killer's removal
+     *       after its CAS (and helpers remove it too). So when no operation is in flight, the table
+     *       is empty.
+     *    K4 (slots): a key holds at most one slot, from the holder that took it to the death of its
+     *       last node (an entry's slot passes to the Shared that replaced it, T4).
      *
-     * 5. Memory ordering. users and lane are volatile and touched by CAS or volatile reads. A joiner
-     *    installs the lane (CAS) before its users CAS, and the holder reads users before lane: a
-     *    holder that sees users >= 2 sees the lane. The killer's CAS 1 -> 0 comes after every other
-     *    user's decrement, each after that user's writes of hasSlot, so the killer reads the last
-     *    one; between holders the lane's hand-off orders them. close: an arrival that read the gate
-     *    open comes before close; a placer then holds the key (no one waits for it), but a joiner may
-     *    install a lane that close's iteration missed. So closed is written, then a full fence, then
-     *    each entry's lane is read; a joiner writes the lane and users and then reads closed again:
-     *    by Dekker's argument either it sees closed and closes its lane itself, or close sees the
-     *    lane. Lane close is idempotent.
+     * 5. Memory ordering. The table's bins are read with acquire and changed by CAS (KeyTable part
+     *    5), so a node's fields written before it is placed or put in place are seen by whoever
+     *    finds it. A joiner installs e.shared (CAS) before its replace (CAS of the bin), and the
+     *    placer reads e.shared after its remove found e gone (a bin read that saw the replace or a
+     *    later write): it sees s. left: release by the placer, acquire by a newcomer; it only tells
+     *    the newcomer that removing e is safe (the placer no longer uses the key), and the remove's
+     *    CAS decides between that newcomer, the placer and a joiner's replace: exactly one wins. users is touched by CAS and volatile reads. hasSlot: the placer
+     *    writes s.hasSlot before it releases s's lane or leaves s; a Shared's killer's CAS 1 -> 0
+     *    comes after every other user's decrement, each after that user's writes of hasSlot, so the
+     *    killer reads the last one; between holders the lane's hand-off orders them. close: an
+     *    arrival that read the gate open comes before close; a placer then holds the key (no one
+     *    waits for it), but a joiner may put a Shared in place that close's visit missed. So closed
+     *    is written, then a full fence, then the table is visited; a joiner writes the bin and users
+     *    and then reads closed again: by Dekker's argument either it sees closed and closes its lane
+     *    itself, or close sees the Shared. Lane close is idempotent.
      *
-     * 6. Progress. Placing, joining and leaving are lock-free apart from the map's short bin locks: a
-     *    CAS on users fails only when another operation's succeeded; an arrival retries only past a
-     *    dead entry, which it removes itself. Waiting is the lane's (and keySlots').
+     * 6. Progress. Placing, joining and leaving are lock-free (the table is, KeyTable part 6): a CAS
+     *    on users fails only when another operation's succeeded; an arrival starts over only past a
+     *    node that left the table or died, which it removes itself. Waiting is the lane's (and
+     *    keySlots').
      *
      * 7. Cancellation: the lane's and keySlots' own; a joiner whose wait ends without the key leaves
-     *    (T5), and the holder exits on every path of its work (an andFinally), so no user is lost.
+     *    (T6), and the holder exits on every path of its work (an andFinally), so no user is lost.
+     *
+     * 8. Resumption: the lane's (and keySlots'): a queued joiner is resumed by the engine on its own
+     *    scheduler, inline through the trampoline when the releasing thread runs it.
+     *
+     * 9. References. Seed 003's keyed serializer (a gate per key, created on demand); an uncontended
+     *    key costs an entry and two CASes of the table, as the chaining idiom costs a future per
+     *    operation, and the first joiner turns it into a lane on the one engine.
      */
 
-    private final ConcurrentHashMap<K, Entry<K>> lanes = new ConcurrentHashMap<>();
+    private final KeyTable<Key<K>> keys = new KeyTable<>(INITIAL_BINS);
     private final PermitLane keySlots;
     private final Task<Void> takeSlot;
     private final Task<Void> tryTakeSlot;
@@ -268,12 +299,11 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
     public void close() {
         closed = true;
         VarHandle.fullFence(); // Dekker with a joiner's lane and users writes and its read of closed (part 5)
-        for (Entry<K> e : lanes.values()) {
-            KeyLane<K> lane = e.lane;
-            if (lane != null) {
-                lane.close(); // waiters are only in lanes: a lane-less entry has just its holder
+        keys.forEach(node -> {
+            if (node instanceof Shared<K> s) {
+                s.lane.close(); // waiters are only in lanes: an entry has just its placer
             }
-        }
+        });
         if (keySlots != null) {
             keySlots.close();
         }
@@ -287,13 +317,10 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      */
     public void closeAndCheck() {
         close();
-        long admitted = 0;
-        for (Entry<K> e : lanes.values()) {
-            KeyLane<K> lane = e.lane;
-            admitted += lane != null ? lane.closeAndCountAdmitted() : (e.users > 0 ? 1 : 0);
-        }
-        if (admitted != 0) {
-            throw new IllegalStateException("closeAndCheck: " + admitted
+        long[] admitted = new long[1];
+        keys.forEach(node -> admitted[0] += node instanceof Shared<K> s ? s.lane.closeAndCountAdmitted() : 1);
+        if (admitted[0] != 0) {
+            throw new IllegalStateException("closeAndCheck: " + admitted[0]
                     + " admitted operation(s) still running; a gate must outlive the work it admitted");
         }
     }
@@ -314,7 +341,7 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      * @return the keys in use
      */
     public int activeKeys() {
-        return lanes.size();
+        return keys.size();
     }
 
     @Override
@@ -329,57 +356,56 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
     private <T> Task<T> pass(K key, Task<T> work, boolean waits) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(work, "work");
-        return Task.defer(() -> {
-            Object arrival = arrive(key, waits);
-            if (arrival == null) { // closed, or a try that found the key in use
-                return closed ? Task.cancelled(this + " is closed") : Task.cancelled();
-            }
-            if (arrival instanceof KeyLane<?> joined) {
-                Entry<K> e = entryOf(joined);
-                Task<T> admitted = gated(e, work, waits).andFinally(e);
-                return joined.enter.transform(o -> o instanceof Outcome.Value<Void> ? admitted : leave(e, o));
-            }
-            Entry<K> e = placed(arrival);
-            return gated(e, work, waits).andFinally(e);
-        });
+        // two lambdas, so that neither captures the flag: 24 bytes a call instead of 32
+        return waits ? Task.defer(() -> run(key, work, true)) : Task.defer(() -> run(key, work, false));
+    }
+
+    /** One run of a pass: the arrival (T1, T2), then the work, gated, with its holder's exit. */
+    private <T> Task<T> run(K key, Task<T> work, boolean waits) {
+        Key<K> arrival = arrive(key, waits);
+        if (arrival == null) { // closed, or a try that found the key in use
+            return closed ? Task.cancelled(this + " is closed") : Task.cancelled();
+        }
+        if (arrival instanceof Shared<K> joined) {
+            Task<T> admitted = gated(joined, work, waits).andFinally(joined);
+            return joined.lane.enter.transform(o -> o instanceof Outcome.Value<Void> ? admitted : leave(joined, o));
+        }
+        return gated(arrival, work, waits).andFinally(arrival);
     }
 
     private Task<Admission> admission(K key, boolean waits) {
         Objects.requireNonNull(key, "key");
         return Task.defer(() -> {
-            Object arrival = arrive(key, waits);
+            Key<K> arrival = arrive(key, waits);
             if (arrival == null) {
                 return closed ? Task.cancelled(this + " is closed") : Task.cancelled();
             }
-            Entry<K> e;
             Task<Void> held;
-            if (arrival instanceof KeyLane<?> joined) {
-                e = entryOf(joined);
-                held = joined.enter.transform(o -> o instanceof Outcome.Value<Void> ? Task.value(null) : leave(e, o));
+            if (arrival instanceof Shared<K> joined) {
+                held = joined.lane.enter.transform(o -> o instanceof Outcome.Value<Void> ? Task.value(null) : leave(joined, o));
             } else {
-                e = placed(arrival);
                 held = Task.value(null);
             }
-            Task<Void> slotted = keySlots == null ? held : held.then(slot(e, waits).transform(o -> {
+            Task<Void> slotted = keySlots == null ? held : held.then(slot(arrival, waits).transform(o -> {
                 if (o instanceof Outcome.Value<Void>) {
                     return Task.value(null);
                 }
-                exit(e); // refused or cancelled at the slot: give the key back
+                arrival.run(); // refused or cancelled at the slot: give the key back (T4 or T5)
                 return replay(o);
             }));
-            return slotted.map(ignored -> new Admission(e));
+            return slotted.map(ignored -> new Admission(arrival));
         });
     }
 
-    /** {@code work}, after taking a bounded gate's slot for entry {@code e} if it has none (T2). */
-    private <T> Task<T> gated(Entry<K> e, Task<T> work, boolean waits) {
-        return keySlots == null ? work : slot(e, waits).then(work);
+    /** {@code work}, after taking a bounded gate's slot for the key of {@code node} if it has none (T3). */
+    private <T> Task<T> gated(Key<K> node, Task<T> work, boolean waits) {
+        return keySlots == null ? work : slot(node, waits).then(work);
     }
 
-    /** A bounded gate's slot for entry {@code e}, taken by its first admitted operation (T2). */
-    private Task<Void> slot(Entry<K> e, boolean waits) {
-        return Task.defer(() -> e.hasSlot ? Task.value(null) : (waits ? takeSlot : tryTakeSlot).map(ignored -> {
-            e.hasSlot = true;
+    /** A bounded gate's slot for the key of {@code node}, taken by its first admitted operation (T3). */
+    private Task<Void> slot(Key<K> node, boolean waits) {
+        return Task.defer(() -> node.hasSlot ? Task.value(null) : (waits ? takeSlot : tryTakeSlot).map(ignored -> {
+            node.hasSlot = true;
             return null;
         }));
     }
@@ -392,97 +418,162 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
         return closed ? Task.cancelled(this + " is closed") : Task.cancelled();
     }
 
-    @SuppressWarnings("unchecked")
-    private static <K> Entry<K> entryOf(KeyLane<?> lane) {
-        return (Entry<K>) lane.entry;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <K> Entry<K> placed(Object arrival) {
-        return (Entry<K>) arrival;
-    }
-
     /**
-     * T1 (and T2's first step): the arrival of an operation with {@code key}: the {@link Entry} it
-     * placed (it holds the key now), the {@link KeyLane} of the live entry it joined (it waits there),
-     * or null: the gate is closed, or a try found the key in use.
+     * T1 and T2: the arrival of an operation with {@code key}: the {@link Entry} it placed (it holds
+     * the key now), the {@link Shared} it joined (it waits in its lane), or null: the gate is closed,
+     * or a try found the key in use.
      */
-    private Object arrive(K key, boolean waits) {
+    private Key<K> arrive(K key, boolean waits) {
         if (closed) {
             return null;
         }
+        Entry<K> fresh = new Entry<>(this, key); // most arrivals place one: one table operation, no lookup first
         for (;;) {
-            Entry<K> fresh = new Entry<>(this, key); // most arrivals place one: one map operation, no lookup first
-            Entry<K> e = lanes.putIfAbsent(key, fresh);
-            if (e == null) {
+            Key<K> found = keys.putIfAbsent(fresh);
+            if (found == null) {
                 return fresh; // it read the gate open: it comes before close, and holds the key
             }
-            if (!waits) { // a try queues on nobody
-                if (e.users > 0) {
-                    return null;
+            Shared<K> s;
+            if (found instanceof Entry<K> e) {
+                if (e.leftAcquire()) {
+                    keys.remove(e); // its placer has left and is removing it: help, then look again
+                    continue;
+                }
+                if (!waits) {
+                    return null; // a try queues on nobody
+                }
+                s = e.sharedForJoiners();
+                if (!keys.replace(e, s)) {
+                    continue; // its placer left alone, or another joiner put s in place: look again
                 }
             } else {
-                KeyLane<K> lane = e.laneForJoiners();
-                if (e.tryJoin()) {
-                    if (closed) {
-                        lane.close(); // close's iteration may have missed the lane (part 5)
-                    }
-                    return lane;
+                s = (Shared<K>) found;
+                if (!waits && s.users > 0) {
+                    return null;
                 }
             }
-            lanes.remove(key, e); // dead: its killer removes it too; help, then look again
-        }
-    }
-
-    /** T3, the holder: gives the key to the next user through the lane, or kills the entry if alone. */
-    private void exit(Entry<K> e) {
-        if (e.users == 1 && USERS.compareAndSet(e, 1, 0)) {
-            kill(e);
-            return;
-        }
-        e.lane.release(1); // another user joined: it installed the lane before joining (part 5)
-        leave(e);
-    }
-
-    /** T3, a user that is not (or no longer) the holder: the last one kills the entry. */
-    private void leave(Entry<K> e) {
-        for (int n = e.users; ; n = e.users) {
-            if (n > 1) {
-                if (USERS.compareAndSet(e, n, n - 1)) {
-                    return;
+            if (waits && s.tryJoin()) {
+                if (closed) {
+                    s.lane.close(); // close's visit may have missed s (part 5)
                 }
-            } else if (USERS.compareAndSet(e, 1, 0)) {
-                kill(e);
+                return s;
+            }
+            keys.remove(s); // dead: its killer removes it too; help, then look again
+        }
+    }
+
+    /** T4, an entry's placer: leaves alone if nobody joined, else through the Shared that replaced it. */
+    private void exit(Entry<K> e) {
+        e.setLeftRelease(); // newcomers that see it help remove e (part 5)
+        if (!keys.remove(e)) { // a joiner replaced e, or a newcomer removed it
+            Shared<K> s = e.shared; // installed before the replace (part 5)
+            if (s != null) {
+                s.hasSlot = e.hasSlot; // the key's slot goes with it (T4)
+                exit(s);
                 return;
             }
         }
-    }
-
-    private <T> Task<T> leave(Entry<K> e, Outcome<?> notAdmitted) {
-        leave(e);
-        return replay(notAdmitted);
-    }
-
-    /** The entry is dead (users 0): out of the map, and its slot back. */
-    private void kill(Entry<K> e) {
-        lanes.remove(e.key, e);
         if (e.hasSlot) {
             keySlots.release(1);
         }
     }
 
-    /** One key's entry (part 1); as a Runnable, its holder's exit (T4). */
-    private static final class Entry<K> implements Runnable {
+    /** T5, a Shared's holder: gives the key to the next user through the lane, or kills it if alone. */
+    private void exit(Shared<K> s) {
+        if (s.users == 1 && USERS.compareAndSet(s, 1, 0)) {
+            kill(s);
+            return;
+        }
+        s.lane.release(1); // another user joined
+        leave(s);
+    }
+
+    /** T6, a user that is not (or no longer) the holder: the last one kills the Shared. */
+    private void leave(Shared<K> s) {
+        for (int n = s.users; ; n = s.users) {
+            if (n > 1) {
+                if (USERS.compareAndSet(s, n, n - 1)) {
+                    return;
+                }
+            } else if (USERS.compareAndSet(s, 1, 0)) {
+                kill(s);
+                return;
+            }
+        }
+    }
+
+    private <T> Task<T> leave(Shared<K> s, Outcome<?> notAdmitted) {
+        leave(s);
+        return replay(notAdmitted);
+    }
+
+    /** The Shared is dead (users 0): out of the table, and its slot back. */
+    private void kill(Shared<K> s) {
+        keys.remove(s);
+        if (s.hasSlot) {
+            keySlots.release(1);
+        }
+    }
+
+    /** A key's node in the table (part 1); as a Runnable, its holder's exit (T4, T5). */
+    private abstract static sealed class Key<K> extends KeyTable.Node<K> implements Runnable permits Entry, Shared {
         final KeyedSerialGate<K> gate;
-        final K key;
-        volatile int users = 1;
-        /** The lane joiners wait in; null until the first joiner installs it. */
-        volatile KeyLane<K> lane;
+        /** The key holds a slot of the bound (part 1). */
         boolean hasSlot;
 
-        Entry(KeyedSerialGate<K> gate, K key) {
+        Key(KeyedSerialGate<K> gate, K key) {
+            super(key);
             this.gate = gate;
-            this.key = key;
+        }
+    }
+
+    /** A key used by one operation: its placer (part 1). */
+    private static final class Entry<K> extends Key<K> {
+        /** The Shared that replaces this entry once someone joins; installed by the first joiner. */
+        volatile Shared<K> shared;
+        /** Its placer has left (written with release, read with acquire: part 5). */
+        boolean left;
+
+        Entry(KeyedSerialGate<K> gate, K key) {
+            super(gate, key);
+        }
+
+        void setLeftRelease() {
+            LEFT.setRelease(this, true);
+        }
+
+        boolean leftAcquire() {
+            return (boolean) LEFT.getAcquire(this);
+        }
+
+        @Override
+        public void run() {
+            gate.exit(this);
+        }
+
+        /** This entry's Shared, made and installed by the first joiner (T2). */
+        Shared<K> sharedForJoiners() {
+            Shared<K> s = shared;
+            if (s == null) {
+                Shared<K> fresh = new Shared<>(gate, key);
+                s = (Shared<K>) SHARED.compareAndExchange(this, (Shared<K>) null, fresh);
+                if (s == null) {
+                    s = fresh;
+                }
+            }
+            return s;
+        }
+    }
+
+    /** A key that someone joined: its users and its lane (part 1). */
+    private static final class Shared<K> extends Key<K> {
+        final KeyLane lane;
+        volatile int users;
+
+        Shared(KeyedSerialGate<K> gate, K key) {
+            super(gate, key);
+            this.lane = new KeyLane();
+            USERS.set(this, 1); // the entry's placer; published by the CAS that installs this Shared
         }
 
         @Override
@@ -498,43 +589,33 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
             }
             return false;
         }
-
-        /** The entry's lane, installed by the first joiner with its one unit taken by the holder. */
-        KeyLane<K> laneForJoiners() {
-            KeyLane<K> l = lane;
-            if (l == null) {
-                KeyLane<K> fresh = new KeyLane<>(this);
-                l = (KeyLane<K>) LANE.compareAndExchange(this, (KeyLane<K>) null, fresh);
-                if (l == null) {
-                    l = fresh;
-                }
-            }
-            return l;
-        }
     }
 
-    /** An entry's serial lane, whose one unit the entry's holder has when it is installed. */
-    private static final class KeyLane<K> extends PermitLane {
-        final Entry<K> entry;
+    /** A Shared's serial lane, whose one unit the holder of the key has when it is made. */
+    private static final class KeyLane extends PermitLane {
         final Task<Void> enter = Task.create(waitingDoor(null));
 
-        KeyLane(Entry<K> entry) {
+        KeyLane() {
             super(1);
-            this.entry = entry;
             observedAs(KeyedSerialGate.class);
             boolean taken = tryEnterNow(null); // the holder's unit: not yet shared, so it succeeds
             assert taken;
         }
     }
 
+    /** The key table's first size, in bins (it grows with the keys in use at once). */
+    private static final int INITIAL_BINS = 16;
+
     private static final VarHandle USERS;
-    private static final VarHandle LANE;
+    private static final VarHandle SHARED;
+    private static final VarHandle LEFT;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            USERS = lookup.findVarHandle(Entry.class, "users", int.class);
-            LANE = lookup.findVarHandle(Entry.class, "lane", KeyLane.class);
+            USERS = lookup.findVarHandle(Shared.class, "users", int.class);
+            SHARED = lookup.findVarHandle(Entry.class, "shared", Shared.class);
+            LEFT = lookup.findVarHandle(Entry.class, "left", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

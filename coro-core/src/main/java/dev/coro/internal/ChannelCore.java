@@ -192,6 +192,23 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *    answer) never read it. Memory: opaque writes by the owner, opaque reads by anyone; a reader
      *    needs no ordering with the state it summarizes, because it acts on nothing but the choice
      *    of door.
+     *
+     * 12. End watchers (endWatchers: a SignalList, made by the first watcher's CAS from null). A
+     *    reader that must not take an element (a Flow subscription without demand) still has to
+     *    learn that the channel ended, closed and drained or cancelled (Reactive Streams rule 1.5:
+     *    onComplete needs no demand). The owner makes terminal true once (becameTerminal), then
+     *    fires the list if it exists; watchEnd makes or finds the list, adds the node, then reads
+     *    terminal and fires the list itself if it is set. Dekker over volatiles (terminal write,
+     *    endWatchers read) against (endWatchers CAS and the node's add, terminal read): one side
+     *    sees the other, so a watched end always fires (the list fires once; a second fire does
+     *    nothing). The owner ends the channel as soon as a close finds it drained, and when a
+     *    receive takes the last element of a closed channel (endIfDrained), so that a watcher
+     *    holding no demand learns of the end without asking for more. onFire runs in the owner
+     *    section, like an admission: a watcher's wake-up only
+     *    resumes its task through its scheduler (or the owner's trampoline), never re-enters here.
+     *    Regression: a subscription that had received all it asked for slept through the close
+     *    that followed (FlowsTest.aCloseAfterTheDemandIsMetCompletesTheSubscriber). Model-checked by
+     *    ChannelEndWatchLincheckTest (a watch racing the end) and FlowSubscriptionLincheckTest.
      */
 
     /** The capacity of a rendezvous channel: a send waits for its receiver. */
@@ -242,6 +259,8 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     /** The cause a send sees once the channel is cancelled; written before the CANCEL request. */
     private volatile Throwable cancelCause;
     private volatile boolean terminal;
+    /** Fired once {@link #terminal} is set (part 12); null until the first watcher. */
+    private volatile SignalList endWatchers;
     /**
      * The readiness hint (part 11): {@link #HINT_RECEIVERS}, {@link #HINT_SENDERS} and
      * {@link #HINT_ELEMENTS} as the owner left the channel at its last release; written opaque by the
@@ -260,6 +279,11 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     private int applied;
     /** Owner only: the passes run so far (a count for white-box tests of part 11; never reset). */
     private long passes;
+    /**
+     * Owner only: the elements ever held in a rendezvous channel's buffer after a lost pairing (part
+     * 7), the only way one gets there; for {@link #checkQuiescent}'s bound.
+     */
+    private long held;
     private ArrayList<Object> undelivered;
     private Thread ownerThread; // kept only when assertions are enabled
 
@@ -629,8 +653,11 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
             if (lane != null && !lane.isShut() && (receiverWaits || senderWaits || applied != NONE)) {
                 return "L1: the lane is open while a waiter waits or the channel is closed";
             }
-            if (size < 0 || (capacity != CONFLATED && size > capacity)) {
-                return "the buffer holds " + size + " of " + capacity;
+            // a rendezvous channel's buffer holds only elements of lost pairings (part 7), each
+            // waiting for the next receiver
+            long bound = capacity == RENDEZVOUS ? held : capacity;
+            if (size < 0 || (capacity != CONFLATED && size > bound)) {
+                return "the buffer holds " + size + " of " + capacity + " (" + held + " held after lost pairings)";
             }
             if (applied != NONE && receiverWaits) {
                 return "a receiver waits on a closed channel";
@@ -761,6 +788,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
                 receivers.removeFirst();
                 if (!r.admit(e)) {
                     buffer.addFirst(e); // the send is done; held for the next receiver (part 7)
+                    held++;
                 }
                 continue;
             }
@@ -771,8 +799,59 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
             end(r);
         }
         fill();
+        endIfDrained();
+    }
+
+    /** Owner only: a cancelled channel, or a closed one with no element left, ends (part 12). */
+    private void endIfDrained() {
         if (applied == CANCEL || (applied == CLOSE && bufferSize() == 0 && firstLive(senders) == null)) {
-            terminal = true;
+            becameTerminal();
+        }
+    }
+
+    /** Owner only: the channel is closed for receiving from now on; its end watchers fire (part 12). */
+    private void becameTerminal() {
+        if (!terminal) {
+            terminal = true; // volatile write, then the read of endWatchers: part 12's Dekker pair
+            SignalList w = endWatchers;
+            if (w != null) {
+                w.fire();
+            }
+        }
+    }
+
+    /**
+     * Registers {@code node} to fire once the channel is closed for receiving (closed and drained,
+     * or cancelled); it fires at once (on this thread) if the channel already is. A node watches
+     * one channel, once. See part 12 of the implementation overview.
+     *
+     * @param node the node
+     */
+    public void watchEnd(SignalList.Node node) {
+        SignalList w = endWatchers;
+        if (w == null) {
+            SignalList made = new SignalList();
+            w = (SignalList) END_WATCHERS.compareAndExchange(this, null, made);
+            if (w == null) {
+                w = made;
+            }
+        }
+        if (!w.add(node)) { // the list fired before: the node is refused, and fires here
+            node.onFire();
+        } else if (terminal) { // the end may have read endWatchers before it was made: fire it here
+            w.fire(); // once: whoever comes second does nothing
+        }
+    }
+
+    /**
+     * Takes back a node of {@link #watchEnd}; nothing if it has fired.
+     *
+     * @param node the node
+     */
+    public void unwatchEnd(SignalList.Node node) {
+        SignalList w = endWatchers;
+        if (w != null) {
+            w.remove(node);
         }
     }
 
@@ -864,17 +943,23 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         Object e = bufferPoll();
         if (e != null) {
             fill();
+            if (applied != NONE) {
+                endIfDrained(); // the last element of a closed channel: the end is now, not at the next ask
+            }
             return e;
         }
         for (WaitNode s; (s = firstLive(senders)) != null; ) { // rendezvous: take a waiting sender's
             e = s.tag();
             senders.removeFirst();
             if (s.admit(null)) {
+                if (applied != NONE) {
+                    endIfDrained();
+                }
                 return e;
             }
         }
         if (applied != NONE) {
-            terminal = true;
+            becameTerminal();
         }
         return EMPTY;
     }
@@ -1107,6 +1192,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     private static final VarHandle PENDING_DEPARTURES;
     private static final VarHandle CLOSE_REQUEST;
     private static final VarHandle READY;
+    private static final VarHandle END_WATCHERS;
 
     /** Opaque: a racy hint (part 11); no ordering is needed, only a value written by some owner. */
     private int readyOpaque() {
@@ -1125,6 +1211,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
             PENDING_DEPARTURES = l.findVarHandle(ChannelCore.class, "pendingDepartures", int.class);
             CLOSE_REQUEST = l.findVarHandle(ChannelCore.class, "closeRequest", int.class);
             READY = l.findVarHandle(ChannelCore.class, "ready", int.class);
+            END_WATCHERS = l.findVarHandle(ChannelCore.class, "endWatchers", SignalList.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -42,10 +42,11 @@ import java.util.function.Consumer;
  * ({@link #pendingTimers()} counts it no more once the loop has removed it, which happens before the
  * loop runs anything submitted after the cancel returned). A timer due within about two seconds goes
  * into a timing wheel (one slot per tick of about a millisecond), and from another thread straight
- * into its slot, without a hop through the loop's queue; the loop sorts a slot's timers (into a 4-ary
- * heap indexed by slot) only a tick before they can be due, and fires from the heap by exact deadline.
- * Later timers go into the heap at once. So scheduling is O(1) for near timers and O(log n) for far
- * ones, cancelling is O(1) in the wheel and O(log n) in the heap, and a burst of timers from another
+ * into its slot, without a hop through the loop's queue; the loop sorts a slot's timers only a tick
+ * before they can be due, one tick at a time, and fires them by exact deadline. Later timers go into a
+ * 4-ary heap at once. So scheduling is O(1) for near timers and O(log n) for far ones, cancelling is
+ * O(1) in the wheel and O(log n) in the heap, a loop that fell behind catches up a tick at a time
+ * at the same cost per timer, and a burst of timers from another
  * thread does not keep the loop from firing the timers that come due meanwhile. A timer scheduled
  * from another thread while the loop sleeps wakes it only if the loop must act on it (fire it, or
  * sort its slot) before its current wake-up time, and the loop then sleeps no longer than that.
@@ -98,8 +99,8 @@ import java.util.function.Consumer;
 public final class EventLoop implements Scheduler, AutoCloseable {
     /* Implementation overview.
      *
-     * The loop is the only writer of its state: the timers (LoopTimers: heap, wheel cursor, owned
-     * lists), the selection keys' interest sets, the pending I/O operations (IoHandle) and the
+     * The loop is the only writer of its state: the timers (LoopTimers: run, heap, wheel cursor,
+     * owned lists), the selection keys' interest sets, the pending I/O operations (IoHandle) and the
      * ready-key array are touched by the loop thread alone (assert inEventLoop()). Other threads
      * reach it through lock-free words, each with its own overview: the inbox (Inbox), the slots of
      * the timer wheel (TimerWheel) and the park word wakeAt (Parking). runState is one more,
@@ -135,8 +136,10 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *       was pushed before its check is due no earlier than d, or its slot's take time is no
      *       earlier than d; the inbox was empty at the check.
      *    I2 (one wakeup per park; Parking I2).
-     *    I3 every timer due at or before now is in the heap once advance(now) has run (LoopTimers:
-     *       slots are taken a tick ahead), so firing from the heap alone misses none.
+     *    I3 pollDue(now) answers null only when no timer held is due by now: it takes the next slot
+     *       (sorted, into the run) whenever the run is empty and the slot's tick starts within a
+     *       tick of now, and every timer of a slot not yet taken is due after those of the run
+     *       (LoopTimers), so firing from the run and the heap, whichever is earlier, misses none.
      *
      * 5. Memory ordering. The Dekker pairs of the park protocol (Parking, part 5): (inbox push or
      *    wheel push + dirty flag, then read wakeAt) against (write wakeAt, then read the inbox head,
@@ -706,8 +709,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     private void fireDueTimers() {
         assert inEventLoop();
         long now = relativeNanos();
-        timers.advance(now); // I3: every timer due by now is in the heap
-        LoopTimer t;
+        LoopTimer t; // pollDue takes the next slot whenever its run is empty and the slot's time has come (I3)
         while ((t = timers.pollDue(now)) != null) {
             timersChanged();
             Runnable task = t.take();

@@ -26,6 +26,18 @@ import java.util.concurrent.RejectedExecutionException;
  * change per round trip); the first readiness reported with no reader pending clears them.
  * Write-side bits (write, connect) are cleared as soon as their operation finishes, since a writable
  * socket is almost always ready. A cancelled operation's bit is cleared at once.
+ *
+ * <p><b>The read hint.</b> Trying first costs a wasted {@code read} call whenever nothing has arrived
+ * yet, which in a request-response exchange is every time: a server reads a request, writes the
+ * reply and tries to read the next request at once; a client writes a request and tries to read the
+ * reply at once. So the handle remembers whether the channel is presumed drained: after a read that
+ * came up short (fewer bytes than it had room for), or an exact-size {@code readFully}, or a read
+ * that would block, until the selector next reports the channel readable. A {@code read} or
+ * {@code readFully} that starts while the channel is presumed drained and its read interest is still
+ * set (kept from the last read) waits for that report instead of trying first. Nothing can be missed:
+ * the selector reports readiness as long as unread bytes (or the end of stream) are there, so the
+ * operation is tried at the next select, which serves every ready channel of the loop at once (Netty
+ * reads only on readiness, always).
  */
 final class IoHandle {
     private static final int READ_SIDE = SelectionKey.OP_READ | SelectionKey.OP_ACCEPT;
@@ -37,6 +49,8 @@ final class IoHandle {
     private int interest;
     private IoOp<?> reader;
     private IoOp<?> writer;
+    /** The read hint: false while the channel is presumed drained (see the class comment). */
+    private boolean readable = true;
 
     IoHandle(EventLoop loop, SelectableChannel channel) {
         this.loop = loop;
@@ -89,12 +103,19 @@ final class IoHandle {
             op.withdrawn();
             return;
         }
+        if (readSide && !readable && (interest & SelectionKey.OP_READ) != 0 && op.readsBytes()) {
+            reader = op; // presumed drained, and the kept interest makes the selector report new bytes
+            op.waited = true;
+            op.armCancel();
+            return;
+        }
         if (attempt(op)) {
-            op.finish();
+            finished(op);
             return;
         }
         if (readSide) {
             reader = op;
+            readable = false;
         } else {
             writer = op;
         }
@@ -125,6 +146,7 @@ final class IoHandle {
             return; // closed meanwhile: the close fails the pending operations
         }
         if ((readyOps & READ_SIDE) != 0) {
+            readable = true;
             IoOp<?> r = reader;
             if (r == null) {
                 clearInterest(interest & READ_SIDE); // lazily kept interest: nobody reads now
@@ -148,11 +170,22 @@ final class IoHandle {
             return;
         }
         if (!attempt(op)) {
+            if ((op.ops & READ_SIDE) != 0) {
+                readable = false;
+            }
             return; // spurious readiness: keep waiting
         }
         clear(op);
         if ((op.ops & WRITE_SIDE) != 0) {
             clearInterest(op.ops);
+        }
+        finished(op);
+    }
+
+    /** Completes {@code op}, which is done, after noting what its last read says of the channel. */
+    private void finished(IoOp<?> op) {
+        if (op.error == null && op.readsBytes()) {
+            readable = !op.leftDrained();
         }
         op.finish();
     }
@@ -211,6 +244,11 @@ final class IoHandle {
             w.completer.cancel();
             w.withdrawn();
         }
+    }
+
+    /** Whether the channel is presumed drained, so that the next read waits for readiness (tests). */
+    boolean presumedDrained() {
+        return !readable;
     }
 
     /** The interest set the loop last gave the key (tests). */

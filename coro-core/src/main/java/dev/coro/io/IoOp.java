@@ -60,6 +60,22 @@ abstract class IoOp<T> extends Inbox.Node implements Runnable, WaitSubject {
     /** The operation was cancelled and forgotten (loop): release what it holds. */
     void withdrawn() {}
 
+    /**
+     * Whether this is a read of bytes that may wait for readiness before its first attempt when the
+     * channel is presumed drained ({@link IoHandle}'s read hint): {@code read} and {@code readFully}.
+     */
+    boolean readsBytes() {
+        return false;
+    }
+
+    /**
+     * Once done: whether its last read presumably left nothing behind to read (a short read, or an
+     * exact-size read), so the channel's next read waits for readiness instead of trying first.
+     */
+    boolean leftDrained() {
+        return false;
+    }
+
     /** Sets the cancellation action, once. */
     final void armCancel() {
         if (!cancelArmed) {
@@ -104,9 +120,13 @@ abstract class IoOp<T> extends Inbox.Node implements Runnable, WaitSubject {
             this.dst = dst;
         }
 
+        /** Whether the last read filled less than the room it had. */
+        private boolean shortRead;
+
         @Override
         boolean attempt() throws IOException {
-            if (!dst.hasRemaining()) {
+            int room = dst.remaining();
+            if (room == 0) {
                 result = 0;
                 return true;
             }
@@ -114,8 +134,19 @@ abstract class IoOp<T> extends Inbox.Node implements Runnable, WaitSubject {
             if (n == 0) {
                 return false;
             }
+            shortRead = n < room;
             result = n;
             return true;
+        }
+
+        @Override
+        boolean readsBytes() {
+            return true;
+        }
+
+        @Override
+        boolean leftDrained() {
+            return shortRead; // a full buffer: more may be waiting
         }
     }
 
@@ -171,6 +202,16 @@ abstract class IoOp<T> extends Inbox.Node implements Runnable, WaitSubject {
                 }
             }
             return true;
+        }
+
+        @Override
+        boolean readsBytes() {
+            return true;
+        }
+
+        @Override
+        boolean leftDrained() {
+            return true; // an exact-size read (a message, a frame): its reply or next frame is usually not there yet
         }
     }
 

@@ -25,6 +25,8 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
      *      INCOMING (-2)    in a wheel slot's pushed chain                      (set by the pusher
      *                       before its CAS; changed by the loop once it takes the chain)
      *      OWNED (-3)       in a wheel slot's list, owned by the loop           (loop)
+     *      <= IN_RUN (-4)   in the loop's run (the sorted timers of one tick), at position
+     *                       IN_RUN - index                                      (loop)
      * 2. Transitions. pending -> fired: the loop exchanges task for null, then runs it.
      *    pending -> cancelled: cancel() exchanges task for null (any thread), then removes the
      *    entry: at once on the loop thread, else through a removal node in the inbox.
@@ -53,11 +55,13 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
     static final int INCOMING = -2;
     /** index: in a wheel slot's list owned by the loop. */
     static final int OWNED = -3;
+    /** index: in the loop's run at position 0; at position p it is {@code IN_RUN - p}. */
+    static final int IN_RUN = -4;
 
     final EventLoop loop;
     /** When it is due, in the loop's relative nanoseconds. */
     final long deadline;
-    /** Where the loop holds it: a heap slot, or NOT_HELD, INCOMING, OWNED. */
+    /** Where the loop holds it: a heap slot, or NOT_HELD, INCOMING, OWNED, or a run position. */
     int index = NOT_HELD;
     /** Arrival order among equal deadlines in the heap; loop-confined. */
     long seq;
@@ -70,6 +74,16 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
         this.deadline = deadline;
         TASK.set(this, task); // plain, not a volatile store (a full fence): the push that hands the
                               // timer over publishes it (5)
+    }
+
+    /** The index of a timer at position {@code p} of the loop's run. */
+    static int runIndex(int p) {
+        return IN_RUN - p;
+    }
+
+    /** The run position of a timer whose index is {@code index} (at most {@link #IN_RUN}). */
+    static int runPosition(int index) {
+        return IN_RUN - index;
     }
 
     /** Takes the task for running (loop) or dropping: the one winner gets it, others null. */

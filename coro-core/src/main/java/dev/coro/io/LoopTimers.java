@@ -4,23 +4,29 @@ import java.util.function.Consumer;
 
 /**
  * An event loop's pending timers: a {@link TimerWheel} for the timers due within about two seconds,
- * and a {@link TimerHeap} for the rest and for every timer whose tick has come.
+ * the <em>run</em> (the timers of one tick, sorted) and a {@link TimerHeap} for the far ones and the
+ * few the loop adds for a tick it has already taken.
  *
  * <p><b>Lazy sorting.</b> A timer due more than a tick ahead waits, unsorted, in its tick's slot: in
  * the slot's pushed chain if another thread scheduled it (no inbox, no loop work), in the slot's
- * owned list if the loop took it in (scheduled on the loop, or through the inbox). The loop takes a
- * whole slot into the heap {@link #LEAD_TICKS} tick before the slot's tick starts, so every timer
- * is in the heap before it can be due, and the heap holds only the next couple of ticks' timers plus
- * the far ones (beyond the wheel's span). Firing is from the heap only, by exact deadline: the wheel
- * never makes a timer early or late; it only defers the sorting.
+ * owned list if the loop took it in (scheduled on the loop, or through the inbox). The loop takes
+ * one whole slot at a time, when the run is empty and the slot's tick starts within
+ * {@link #LEAD_TICKS} tick: it sorts the slot's timers by deadline into the run (one sort of a
+ * primitive array, no pointer chasing) and then fires from the run and the heap, whichever holds the
+ * earlier deadline. As every timer of a slot not yet taken is due no earlier than the run's, the run
+ * never needs merging with a later slot, and a loop that has fallen behind (a stall, a burst) catches
+ * up one tick at a time with a run of one tick's size and a small heap: the sorting cost per timer
+ * does not grow with how far behind it is. Firing is by exact deadline: the wheel never makes a timer
+ * early or late; it only defers the sorting.
  *
  * <p><b>Order.</b> Deadline order; equal deadlines in the order the loop took the timers in (the
- * owned list of a slot before its pushed chain, each oldest first).
+ * owned list of a slot before its pushed chain, each oldest first; a slot's timers before those the
+ * loop added to the heap afterwards).
  *
  * <p><b>Costs.</b> Adding: O(1) into the wheel (a CAS from another thread, a list append on the
  * loop), O(log n) into the heap. Removing a cancelled timer: O(1) from an owned list (a pushed chain
- * is moved to its slot's owned list first, each timer once), O(log n) from the heap. Taking a slot:
- * O(k log n) for its k timers.
+ * is moved to its slot's owned list first, each timer once) or from the run, O(log n) from the heap.
+ * Taking a slot: one sort of its k timers' keys, O(k log k); firing from the run: O(1).
  *
  * <p>Confined to the loop thread, except {@link #offer}, {@link #takeTime} and {@link #isDirty} (any
  * thread).
@@ -30,13 +36,28 @@ final class LoopTimers {
     static final int SHIFT = 20;
     /** Wheel slots: ticks accepted at once, about 2.1 s. */
     static final int SLOTS = 2048;
-    /** A slot is taken into the heap this many ticks before its tick starts. */
+    /** A slot is taken (sorted into the run) this many ticks before its tick starts, at the earliest. */
     static final int LEAD_TICKS = 1;
+    /** The run's and the take scratch's smallest capacity (they shrink back to it after a burst). */
+    private static final int MIN_RUN = 256;
 
     private final int shift;
     private final int slots;
     private final TimerWheel wheel;
     private final TimerHeap heap = new TimerHeap();
+    /**
+     * The run: the timers of the last tick taken, sorted by deadline (then by the order taken), in
+     * [runPos, runEnd); an entry is null once its timer was removed. Each timer in it has index
+     * {@link LoopTimer#runIndex(int)} of its position.
+     */
+    private LoopTimer[] run = new LoopTimer[MIN_RUN];
+    private int runPos;
+    private int runEnd;
+    /** The timers in the run that were not removed (fired ones are past runPos). */
+    private int runLive;
+    /** Scratch of a take: the slot's timers in the order taken, and their sort keys. */
+    private LoopTimer[] taken = new LoopTimer[MIN_RUN];
+    private long[] keys = new long[MIN_RUN];
     /** Per slot: the loop's own list of that slot's timers (first; first.prev is the last). */
     private final LoopTimer[] owned;
     private int ownedCount;
@@ -116,6 +137,14 @@ final class LoopTimers {
         if (index >= 0) {
             return heap.remove(t);
         }
+        if (index <= LoopTimer.IN_RUN) {
+            int pos = LoopTimer.runPosition(index);
+            assert run[pos] == t;
+            run[pos] = null;
+            t.index = LoopTimer.NOT_HELD;
+            runLive--;
+            return true;
+        }
         if (index == LoopTimer.INCOMING) {
             takeIn(wheel.slotOf(t.deadline >> shift)); // skips t: it is no longer pending
             return true;
@@ -139,32 +168,51 @@ final class LoopTimers {
 
     /** The timers held that the loop has taken in (size() without taking in the pushed ones). */
     int heldKnown() {
-        return heap.size() + ownedCount;
+        return heap.size() + ownedCount + runLive;
     }
 
     /**
-     * Moves into the heap every slot whose tick starts within {@link #LEAD_TICKS} of {@code now}:
-     * after it, every timer due before the next tick is in the heap.
+     * Takes the slots that {@link #pollDue} would take at {@code now} before answering: while the run
+     * is empty, the next slot if its tick starts within {@link #LEAD_TICKS} of {@code now}. After it,
+     * every timer due by {@code now} is in the run or the heap, or in a slot behind a run that holds
+     * earlier timers (I3 of EventLoop).
      */
     void advance(long now) {
-        long target = (now >> shift) + LEAD_TICKS; // take every tick <= target
-        if (target < cursor) {
-            return;
+        long limit = (now >> shift) + LEAD_TICKS; // ticks <= limit may be taken
+        while (runPeek() == null && cursor <= limit) {
+            takeNext(limit);
         }
-        for (long tick = Math.max(cursor, target - slots + 1); tick <= target; tick++) {
-            takeToHeap(tick); // after a long sleep: each slot once, whatever earlier tick it held
-        }
-        cursor = target + 1;
     }
 
-    /** Removes and returns the earliest timer if it is due at {@code now}; else null. */
+    /**
+     * Removes and returns the earliest timer if it is due at {@code now}; else null. Takes the next
+     * slot into the run first when the run is empty and the slot's tick starts within
+     * {@link #LEAD_TICKS} of {@code now}.
+     */
     LoopTimer pollDue(long now) {
-        LoopTimer t = heap.peek();
-        if (t == null || t.deadline > now) {
-            return null;
+        long limit = (now >> shift) + LEAD_TICKS;
+        for (;;) {
+            LoopTimer r = runPeek();
+            if (r == null && cursor <= limit) {
+                takeNext(limit);
+                continue;
+            }
+            LoopTimer h = heap.peek();
+            if (r != null && (h == null || r.deadline <= h.deadline)) { // equal: the run was taken first
+                if (r.deadline > now) {
+                    return null;
+                }
+                run[runPos++] = null;
+                runLive--;
+                r.index = LoopTimer.NOT_HELD;
+                return r;
+            }
+            if (h == null || h.deadline > now) {
+                return null;
+            }
+            heap.poll();
+            return h;
         }
-        heap.poll();
-        return t;
     }
 
     /**
@@ -181,6 +229,11 @@ final class LoopTimers {
         if (wheel.isDirty()) {
             wheel.clearDirty(); // then scan: a push after this sets it again
             scanFrom = cursor;
+        }
+        LoopTimer r = runPeek();
+        if (r != null) {
+            // no slot is taken before the run is empty, and every slot's timers are due after the run's
+            return Math.min(d, r.deadline);
         }
         if (scanFrom == Long.MAX_VALUE) {
             return d;
@@ -205,6 +258,15 @@ final class LoopTimers {
         for (LoopTimer t : heap.clear()) {
             sink.accept(t);
         }
+        for (int p = runPos; p < runEnd; p++) {
+            LoopTimer t = run[p];
+            run[p] = null;
+            if (t != null) {
+                t.index = LoopTimer.NOT_HELD;
+                sink.accept(t);
+            }
+        }
+        runPos = runEnd = runLive = 0;
         for (int i = 0; i < slots; i++) {
             LoopTimer t = owned[i];
             owned[i] = null;
@@ -247,10 +309,144 @@ final class LoopTimers {
                 return false;
             }
         }
-        return n == ownedCount && heap.isConsistent();
+        int live = 0;
+        long last = Long.MIN_VALUE;
+        for (int p = runPos; p < runEnd; p++) {
+            LoopTimer t = run[p];
+            if (t == null) {
+                continue;
+            }
+            if (t.index != LoopTimer.runIndex(p) || t.deadline < last || (t.deadline >> shift) != cursor - 1) {
+                return false;
+            }
+            last = t.deadline;
+            live++;
+        }
+        for (int p = 0; p < runPos; p++) {
+            if (run[p] != null) {
+                return false; // fired entries let go of their timers
+            }
+        }
+        return n == ownedCount && live == runLive && heap.isConsistent();
     }
 
     // ------------------------------------------------------------------ internals
+
+    /** The run's first timer that was not removed (skipping removed entries for good), or null. */
+    private LoopTimer runPeek() {
+        int p = runPos;
+        int end = runEnd;
+        LoopTimer[] r = run;
+        while (p < end) {
+            LoopTimer t = r[p];
+            if (t != null) {
+                runPos = p;
+                return t;
+            }
+            p++;
+        }
+        runPos = p;
+        return null;
+    }
+
+    /**
+     * The run is empty and {@code cursor <= limit}: takes the slot of tick {@code cursor} into the
+     * run, sorted; or, if the loop has been away longer than the wheel's span (every slot holds a
+     * tick at or before {@code limit}), takes every slot into the heap at once.
+     */
+    private void takeNext(long limit) {
+        assert runLive == 0 && cursor <= limit;
+        if (limit - cursor >= slots) { // a long sleep or stall: each slot once, whatever earlier tick it held
+            for (long tick = limit - slots + 1; tick <= limit; tick++) {
+                takeToHeap(tick);
+            }
+            cursor = limit + 1;
+            return;
+        }
+        long tick = cursor++;
+        int i = wheel.slotOf(tick);
+        int k = 0;
+        LoopTimer t = owned[i]; // the owned list first, then the pushed chain: the order taken
+        owned[i] = null;
+        while (t != null) {
+            LoopTimer next = (LoopTimer) t.next;
+            t.next = null;
+            t.prev = null;
+            ownedCount--;
+            t.index = LoopTimer.NOT_HELD;
+            if (t.isPending()) {
+                k = gather(k, t);
+            } // else cancelled: its removal will find it held nowhere (LoopTimer I2)
+            t = next;
+        }
+        t = wheel.take(tick);
+        while (t != null) {
+            LoopTimer next = (LoopTimer) t.next;
+            t.next = null;
+            t.index = LoopTimer.NOT_HELD;
+            if (t.isPending()) {
+                k = gather(k, t);
+            }
+            t = next;
+        }
+        sortIntoRun(tick, k);
+    }
+
+    private int gather(int k, LoopTimer t) {
+        if (k == taken.length) {
+            taken = java.util.Arrays.copyOf(taken, k * 2);
+        }
+        taken[k] = t;
+        return k + 1;
+    }
+
+    /**
+     * Sorts {@code taken[0..k)}, all of tick {@code tick}, by deadline and then by position into the
+     * run: a key per timer packs its deadline's offset within the tick (shift bits) above its position
+     * (the rest), so one sort of longs orders them and keeps the order taken among equal deadlines.
+     */
+    private void sortIntoRun(long tick, int k) {
+        runPos = 0;
+        runEnd = k;
+        runLive = k;
+        if (run.length < k || (run.length > MIN_RUN && k < run.length >>> 2)) {
+            run = new LoopTimer[Math.max(MIN_RUN, Integer.highestOneBit(Math.max(1, k - 1)) << 1)];
+            keys = new long[run.length];
+        }
+        if (taken.length > MIN_RUN && k < taken.length >>> 2) {
+            LoopTimer[] old = taken;
+            taken = new LoopTimer[run.length];
+            System.arraycopy(old, 0, taken, 0, k);
+        }
+        long base = tick << shift;
+        int positionBits = 63 - shift;
+        if (k <= 1 || 64 - Long.numberOfLeadingZeros(k) > positionBits) {
+            // at most one timer, or more in one tick than the key has bits for: a stable sort by deadline
+            if (k > 1) {
+                java.util.Arrays.sort(taken, 0, k, java.util.Comparator.comparingLong(x -> x.deadline));
+            }
+            for (int j = 0; j < k; j++) {
+                put(j, taken[j]);
+            }
+        } else {
+            long[] key = keys;
+            for (int j = 0; j < k; j++) {
+                key[j] = ((taken[j].deadline - base) << positionBits) | j;
+            }
+            java.util.Arrays.sort(key, 0, k);
+            long mask = (1L << positionBits) - 1;
+            for (int j = 0; j < k; j++) {
+                put(j, taken[(int) (key[j] & mask)]);
+            }
+        }
+        java.util.Arrays.fill(taken, 0, k, null);
+    }
+
+    private void put(int p, LoopTimer t) {
+        assert (t.deadline >> shift) == cursor - 1 : "a timer of another tick in the slot";
+        run[p] = t;
+        t.index = LoopTimer.runIndex(p);
+    }
 
     /** Moves the slot of {@code tick} (its owned list, then its pushed chain) into the heap. */
     private void takeToHeap(long tick) {

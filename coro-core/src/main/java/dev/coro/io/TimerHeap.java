@@ -11,8 +11,9 @@ import java.util.Arrays;
  * deadline (a wheel rounds deadlines to its tick, which alone costs up to one tick of lateness), and
  * adds a timer with random deadline in O(1) expected swaps; removal by index is O(log4 n). A 4-ary
  * heap is half as deep as a binary one and its four children share a cache line or two. The loop's
- * {@link TimerWheel} sits in front of it only to defer the sorting (see {@link LoopTimers}): the heap
- * then holds the timers of the next tick or two, and those beyond the wheel.
+ * {@link TimerWheel} sits in front of it (see {@link LoopTimers}): the timers due within the wheel's
+ * span are sorted a tick at a time into a run instead, so the heap holds only those beyond the wheel
+ * and the few the loop adds for a tick it has already taken.
  *
  * <p>Confined to the loop thread: no synchronization.
  */

@@ -33,6 +33,8 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
 
     private static final int VALUE = 0, ERROR = 1, CANCEL = 2;
     private static final Object RESTORE = new Object();
+    /** What {@link #leafNow} answers for a node that does not end here and now. */
+    private static final Object LATER = new Object();
 
     /**
      * The listener, or null; or, when thread contexts were captured at the start, a {@link Carrying}
@@ -180,9 +182,27 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
         };
     }
 
+    /**
+     * The run loop. Evaluates t (a node) or, when t is null, hands the result (k, v) to the top
+     * frame, until the fiber suspends, hops or finishes.
+     *
+     * <p>Fusion: a composite node ({@link Nodes.Step}: map, flatMap, then, fold, finally) whose
+     * source ends at once (a value, a call, an action, a wait whose fast path answers, after
+     * building a deferred source) takes source's outcome right there, as the frame it would have
+     * been, without being pushed and popped. Only the order of evaluation of such a source against
+     * the push differs, and nothing observes a push. Where the run checks its token does not change:
+     * a fused wait checks it as the wait itself does. A map so fused applies its function right there.
+     *
+     * <p>Loops: a loop's frame ({@link Nodes.Loop}, {@link Nodes.Repeating}) is read where it lies
+     * ({@link #peek}) and stays on the stack while the loop goes on, so an iteration moves no frame;
+     * the frame drops itself when the loop ends (the condition fails, an error or a cancellation
+     * reaches it, or the last run of a repeat starts). Every other frame is dropped as it is read.
+     */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void loop(Task<?> t, int k, Object v) {
+        Task<?> tried = null; // a wait whose fast path the fusion tried and found not ready
         for (;;) {
+            Task<?> f = null; // the frame that takes (k, v) now
             if (t != null) {
                 switch (t.tag) {
                     case Nodes.PURE -> {
@@ -203,9 +223,9 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         k = CANCEL;
                         t = null;
                     }
-                    case Nodes.CALL -> {
+                    case Nodes.CALL, Nodes.RUN -> {
                         try {
-                            v = ((Nodes.Call<?>) t).body.call();
+                            v = leafNow(t);
                             k = VALUE;
                         } catch (Throwable e) {
                             v = e;
@@ -216,31 +236,69 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         }
                         t = null;
                     }
-                    case Nodes.DEFER -> {
+                    case Nodes.DEFER, Nodes.APPLY -> {
                         try {
-                            t = Objects.requireNonNull(((Nodes.Defer<?>) t).supplier.get(),
-                                    "defer: the supplier returned null");
+                            t = built(t);
                         } catch (Throwable e) {
                             v = e;
                             k = ERROR;
                             t = null;
                         }
                     }
-                    case Nodes.MAP -> {
-                        push(t);
-                        t = ((Nodes.Map<?, ?>) t).source;
+                    case Nodes.MAP, Nodes.FLAT_MAP, Nodes.THEN, Nodes.FOLD, Nodes.FINALLY -> {
+                        Task<?> source = ((Nodes.Step<?, ?>) t).source;
+                        Object now;
+                        try {
+                            while (source.tag == Nodes.DEFER || source.tag == Nodes.APPLY) {
+                                source = built(source); // what evaluating it would do first
+                            }
+                            now = leafNow(source);
+                        } catch (Throwable e) { // the source failed at once: the node takes the error
+                            if (CoroDebug.ENABLED && (source.tag == Nodes.CALL || source.tag == Nodes.RUN)) {
+                                DebugProbes.passed(e, source);
+                            }
+                            f = t;
+                            v = e;
+                            k = ERROR;
+                            t = null;
+                            break;
+                        }
+                        if (now == LATER) { // the source may wait, or is a composite: a frame
+                            push(t);
+                            if (source.tag == Nodes.ASYNC) {
+                                tried = source;
+                            }
+                            t = source;
+                        } else if (t.tag == Nodes.MAP) { // fused: apply the function here
+                            Nodes.Map m = (Nodes.Map) t;
+                            t = null;
+                            try {
+                                v = m.fn.apply(now);
+                                k = VALUE;
+                            } catch (Throwable e) {
+                                v = e;
+                                k = ERROR;
+                                if (CoroDebug.ENABLED) { // the error leaves the map, as from its frame
+                                    DebugProbes.passed(e, m);
+                                }
+                            }
+                        } else { // fused: the node takes the value as its frame would
+                            f = t;
+                            v = now;
+                            k = VALUE;
+                            t = null;
+                        }
                     }
-                    case Nodes.FLAT_MAP -> {
+                    case Nodes.LOOP -> { // the frame takes the initial state as an iteration's result
                         push(t);
-                        t = ((Nodes.FlatMap<?, ?>) t).source;
+                        v = ((Nodes.Loop<?>) t).initial;
+                        k = VALUE;
+                        t = null;
                     }
-                    case Nodes.FOLD -> {
-                        push(t);
-                        t = ((Nodes.Fold<?, ?>) t).source;
-                    }
-                    case Nodes.FINALLY -> {
-                        push(t);
-                        t = ((Nodes.Finally<?>) t).source;
+                    case Nodes.REPEAT -> {
+                        Nodes.Repeat<?> r = (Nodes.Repeat<?>) t;
+                        push(new Nodes.Repeating(r.source, r.times - 1)); // the run's counter: one per run
+                        t = r.source;
                     }
                     case Nodes.CONTEXT -> {
                         v = ctx;
@@ -302,12 +360,15 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     case Nodes.ASYNC -> {
                         Nodes.Async<Object> a = (Nodes.Async<Object>) t;
                         t = null;
+                        boolean fastTried = a == tried; // by the fusion, a moment ago: not ready
+                        tried = null;
                         if (a.cancelOnToken && ctx.token().isCancelled()) {
                             v = null;
                             k = CANCEL;
                             continue;
                         }
-                        if (a.body instanceof FastPath fast) { // try the wait before paying for it
+                        FastPath fast = a.fast;
+                        if (fast != null && !fastTried) { // try the wait before paying for it
                             Object now;
                             try {
                                 now = fast.tryNow();
@@ -353,13 +414,17 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     }
                     default -> throw new AssertionError("unknown node " + t.tag);
                 }
+                if (f == null) {
+                    continue;
+                }
             } else {
                 if (sp == 0) {
                     finish(k, v);
                     return;
                 }
-                Object frame = pop();
+                Object frame = peek();
                 if (frame == RESTORE) {
+                    drop();
                     Context saved = (Context) pop();
                     Scheduler from = ctx.scheduler();
                     ctx = saved;
@@ -369,39 +434,46 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     }
                     continue;
                 }
-                Task<?> f = (Task<?>) frame;
-                switch (f.tag) {
-                    case Nodes.MAP -> {
-                        if (k == VALUE) {
-                            try {
-                                v = ((Nodes.Map) f).fn.apply(v);
-                            } catch (Throwable e) {
-                                v = e;
-                                k = ERROR;
-                            }
-                        }
-                    }
-                    case Nodes.FLAT_MAP -> {
-                        if (k == VALUE) {
-                            try {
-                                t = Objects.requireNonNull((Task<?>) ((Nodes.FlatMap) f).fn.apply(v),
-                                        "flatMap: the function returned null");
-                            } catch (Throwable e) {
-                                v = e;
-                                k = ERROR;
-                            }
-                        }
-                    }
-                    case Nodes.FOLD -> {
-                        Nodes.Fold<?, ?> fold = (Nodes.Fold<?, ?>) f;
+                f = (Task<?>) frame;
+                if (f.tag != Nodes.LOOP && f.tag != Nodes.REPEATING) {
+                    drop(); // a loop's frame stays on the stack while the loop goes on
+                }
+            }
+            switch (f.tag) { // the frame f takes (k, v): sets t to run next, or passes (k, v) on
+                case Nodes.MAP -> {
+                    if (k == VALUE) {
                         try {
-                            if (k == VALUE && fold.onValue != null) {
-                                t = Objects.requireNonNull(fold.onValue.apply(v), "the value handler returned null");
-                            } else if (k == ERROR && fold.onError != null) {
-                                t = Objects.requireNonNull(fold.onError.apply((Throwable) v),
-                                        "the error handler returned null");
-                            } else if (k == CANCEL && fold.onCancel != null) {
-                                t = Objects.requireNonNull(fold.onCancel.get(), "the cancel handler returned null");
+                            v = ((Nodes.Map) f).fn.apply(v);
+                        } catch (Throwable e) {
+                            v = e;
+                            k = ERROR;
+                        }
+                    }
+                }
+                case Nodes.FLAT_MAP -> {
+                    if (k == VALUE) {
+                        try {
+                            t = Objects.requireNonNull((Task<?>) ((Nodes.FlatMap) f).fn.apply(v),
+                                    "flatMap: the function returned null");
+                        } catch (Throwable e) {
+                            v = e;
+                            k = ERROR;
+                        }
+                    }
+                }
+                case Nodes.THEN -> {
+                    if (k == VALUE) {
+                        t = ((Nodes.Then<?, ?>) f).next;
+                    }
+                }
+                case Nodes.LOOP -> { // v: the state after an iteration (or the initial one); f is still on top
+                    boolean more = false;
+                    if (k == VALUE) {
+                        Nodes.Loop l = (Nodes.Loop) f;
+                        try {
+                            if (l.condition.test(v)) {
+                                t = Objects.requireNonNull((Task<?>) l.body.apply(v), "loop: the body returned null");
+                                more = true; // the same frame for the next iteration: constant stack
                             }
                         } catch (Throwable e) {
                             v = e;
@@ -409,27 +481,99 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             t = null;
                         }
                     }
-                    case Nodes.FINALLY -> {
-                        try {
-                            ((Nodes.Finally<?>) f).cleanup.run();
-                        } catch (Throwable e) {
-                            if (k == ERROR) {
-                                if (e != v) {
-                                    ((Throwable) v).addSuppressed(e);
-                                }
-                            } else {
-                                v = e;
-                                k = ERROR;
+                    if (!more) {
+                        drop();
+                    }
+                }
+                case Nodes.REPEATING -> { // f is still on top
+                    Nodes.Repeating r = (Nodes.Repeating) f;
+                    if (k != VALUE || --r.left == 0) {
+                        drop(); // ended early, or the run starting now is the last: no frame for it
+                    }
+                    if (k == VALUE) {
+                        t = r.source;
+                    }
+                }
+                case Nodes.FOLD -> {
+                    Nodes.Fold<?, ?> fold = (Nodes.Fold<?, ?>) f;
+                    try {
+                        if (k == VALUE && fold.onValue != null) {
+                            t = Objects.requireNonNull(fold.onValue.apply(v), "the value handler returned null");
+                        } else if (k == ERROR && fold.onError != null) {
+                            t = Objects.requireNonNull(fold.onError.apply((Throwable) v),
+                                    "the error handler returned null");
+                        } else if (k == CANCEL && fold.onCancel != null) {
+                            t = Objects.requireNonNull(fold.onCancel.get(), "the cancel handler returned null");
+                        }
+                    } catch (Throwable e) {
+                        v = e;
+                        k = ERROR;
+                        t = null;
+                    }
+                }
+                case Nodes.FINALLY -> {
+                    try {
+                        ((Nodes.Finally<?>) f).cleanup.run();
+                    } catch (Throwable e) {
+                        if (k == ERROR) {
+                            if (e != v) {
+                                ((Throwable) v).addSuppressed(e);
                             }
+                        } else {
+                            v = e;
+                            k = ERROR;
                         }
                     }
-                    default -> throw new AssertionError("unknown frame " + f.tag);
                 }
-                if (CoroDebug.ENABLED && k == ERROR && t == null) { // the error leaves this frame
-                    DebugProbes.passed(v, f);
-                }
+                default -> throw new AssertionError("unknown frame " + f.tag);
+            }
+            if (CoroDebug.ENABLED && k == ERROR && t == null) { // the error leaves this frame
+                DebugProbes.passed(v, f);
             }
         }
+    }
+
+    /**
+     * The outcome of a leaf that ends here and now, with no frame, hop or wait: a PURE's value, a
+     * CALL's result, a RUN's null, an ASYNC's value when its token is not cancelled and its fast path
+     * answers; {@link #LATER} for any other node (and an ASYNC that must wait, or whose token is
+     * cancelled: its own evaluation says so). What the leaf throws is thrown.
+     */
+    private Object leafNow(Task<?> s) throws Exception {
+        switch (s.tag) {
+            case Nodes.PURE -> {
+                return ((Nodes.Pure<?>) s).value;
+            }
+            case Nodes.CALL -> {
+                return ((Nodes.Call<?>) s).body.call();
+            }
+            case Nodes.RUN -> {
+                ((Nodes.Run) s).body.run();
+                return null;
+            }
+            case Nodes.ASYNC -> {
+                Nodes.Async<?> a = (Nodes.Async<?>) s;
+                FastPath fast = a.fast;
+                if (fast == null || a.cancelOnToken && ctx.token().isCancelled()) {
+                    return LATER;
+                }
+                Object now = fast.tryNow();
+                return now == FastPath.NOT_NOW ? LATER : now;
+            }
+            default -> {
+                return LATER;
+            }
+        }
+    }
+
+    /** The task a DEFER or APPLY node builds (what evaluating it does first); null is refused. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static Task<?> built(Task<?> t) {
+        if (t.tag == Nodes.DEFER) {
+            return Objects.requireNonNull(((Nodes.Defer<?>) t).supplier.get(), "defer: the supplier returned null");
+        }
+        Nodes.Apply a = (Nodes.Apply) t;
+        return Objects.requireNonNull((Task<?>) a.fn.apply(a.argument), "defer: the function returned null");
     }
 
     /**
@@ -475,6 +619,23 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
             a[1] = frame;
             frames = a;
             sp = 2;
+        }
+    }
+
+    /** The top frame, left in place; there is one (sp > 0). */
+    private Object peek() {
+        Object fs = frames;
+        return fs instanceof Object[] a ? a[sp - 1] : fs;
+    }
+
+    /** Removes the top frame; there is one (sp > 0). */
+    private void drop() {
+        Object fs = frames;
+        if (fs instanceof Object[] a) {
+            a[--sp] = null;
+        } else {
+            frames = null;
+            sp = 0;
         }
     }
 

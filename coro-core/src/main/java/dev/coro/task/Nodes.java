@@ -1,8 +1,12 @@
 package dev.coro.task;
 
+import dev.coro.internal.FastPath;
+import dev.coro.internal.TaskDoors;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -14,7 +18,8 @@ final class Nodes {
     private Nodes() {}
 
     static final byte PURE = 0, FAIL = 1, CANCELLED = 2, CALL = 3, DEFER = 4, MAP = 5, FLAT_MAP = 6,
-            FOLD = 7, ASYNC = 8, CONTEXT = 9, WITH_CONTEXT = 10, YIELD = 11, SHIFT = 12, FINALLY = 13;
+            FOLD = 7, ASYNC = 8, CONTEXT = 9, WITH_CONTEXT = 10, YIELD = 11, SHIFT = 12, FINALLY = 13,
+            LOOP = 14, REPEAT = 15, REPEATING = 16, THEN = 17, RUN = 18, APPLY = 19;
 
     /** A value known now. */
     static final class Pure<T> extends Task<T> {
@@ -59,6 +64,16 @@ final class Nodes {
         }
     }
 
+    /** A synchronous action, run each time the task runs; its value is null. */
+    static final class Run extends Task<Void> {
+        final Runnable body;
+
+        Run(Runnable body) {
+            super(RUN);
+            this.body = body;
+        }
+    }
+
     /** A task built when it runs. */
     static final class Defer<T> extends Task<T> {
         final Supplier<? extends Task<? extends T>> supplier;
@@ -69,27 +84,132 @@ final class Nodes {
         }
     }
 
-    /** source, then a function of its value. Also a stack frame. */
-    static final class Map<S, T> extends Task<T> {
+    /**
+     * A task built when it runs from a function and an argument ({@link TaskDoors#defer}): a
+     * {@link Defer} that needs no lambda to capture its argument.
+     */
+    static final class Apply<A, T> extends Task<T> {
+        final Function<? super A, ?> fn;
+        final A argument;
+
+        Apply(Function<? super A, ?> fn, A argument) {
+            super(APPLY);
+            this.fn = fn;
+            this.argument = argument;
+        }
+    }
+
+    /** The task layer's doors for the layers above it (installed by Task's class initialization). */
+    static final class Doors extends TaskDoors {
+        @Override
+        public <A> Object defer(Function<? super A, ?> fn, A argument) {
+            return new Apply<>(Objects.requireNonNull(fn, "fn"), argument);
+        }
+    }
+
+    /**
+     * A node that runs source first and is then the frame that takes source's outcome: the run loop
+     * evaluates a source that ends at once right where it meets the node, with no frame (Fiber's
+     * fusion), and pushes the node only when source may wait or is a composite itself.
+     */
+    abstract static sealed class Step<S, T> extends Task<T> permits Map, FlatMap, Fold, Finally {
         final Task<? extends S> source;
+
+        Step(byte tag, Task<? extends S> source) {
+            super(tag);
+            this.source = source;
+        }
+    }
+
+    /** source, then a function of its value. Also a stack frame. */
+    static final class Map<S, T> extends Step<S, T> {
         final Function<? super S, ? extends T> fn;
 
         Map(Task<? extends S> source, Function<? super S, ? extends T> fn) {
-            super(MAP);
-            this.source = source;
+            super(MAP, source);
             this.fn = fn;
         }
     }
 
-    /** source, then the task a function of its value returns. Also a stack frame. */
-    static final class FlatMap<S, T> extends Task<T> {
-        final Task<? extends S> source;
+    /**
+     * source, then the task a function of its value returns. Also a stack frame. Its subclass
+     * {@link Then} (tag THEN) has no function: the task that follows is fixed.
+     */
+    static sealed class FlatMap<S, T> extends Step<S, T> permits Then {
         final Function<? super S, ? extends Task<? extends T>> fn;
 
         FlatMap(Task<? extends S> source, Function<? super S, ? extends Task<? extends T>> fn) {
-            super(FLAT_MAP);
-            this.source = source;
+            this(FLAT_MAP, source, fn);
+        }
+
+        FlatMap(byte tag, Task<? extends S> source, Function<? super S, ? extends Task<? extends T>> fn) {
+            super(tag, source);
             this.fn = fn;
+        }
+    }
+
+    /**
+     * source, then {@code next} if source ended with a value ({@link Task#then}): a flatMap whose
+     * function is a constant, read by the run loop without a call. Also a stack frame.
+     */
+    static final class Then<S, T> extends FlatMap<S, T> {
+        final Task<? extends T> next;
+
+        Then(Task<? extends S> source, Task<? extends T> next) {
+            super(THEN, source, null);
+            this.next = next;
+        }
+    }
+
+    /**
+     * {@link Task#loop}: from {@code initial}, runs {@code body} while {@code condition} holds. The
+     * run loop runs it natively: the node is its own stack frame, left on the stack while the loop goes
+     * on (the run loop reads it without popping it, and drops it when the loop ends), so an iteration
+     * allocates nothing of the loop's own (only what the body builds) and moves no frame.
+     */
+    static final class Loop<S> extends Task<S> {
+        final S initial;
+        final Predicate<? super S> condition;
+        final Function<? super S, ? extends Task<? extends S>> body;
+
+        Loop(S initial, Predicate<? super S> condition, Function<? super S, ? extends Task<? extends S>> body) {
+            super(LOOP);
+            this.initial = initial;
+            this.condition = condition;
+            this.body = body;
+        }
+    }
+
+    /**
+     * {@link Task#repeat}: source, {@code times} times in sequence (at least 2). Each run of it
+     * pushes one {@link Repeating} frame, which counts the runs left and stays on the stack until the
+     * last run starts: one allocation per run of the repeat, none per iteration.
+     */
+    static final class Repeat<T> extends Task<T> {
+        final Task<T> source;
+        final int times;
+
+        Repeat(Task<T> source, int times) {
+            super(REPEAT);
+            this.source = source;
+            this.times = times;
+        }
+    }
+
+    /**
+     * The stack frame of one run of a {@link Repeat}: mutable, owned by that run's fiber (written and
+     * read only by the thread running it; a hop or a suspension publishes the fiber's frames). Never
+     * handed to user code, so it records no assembly site.
+     */
+    static final class Repeating extends Task<Object> {
+        final Task<?> source;
+        /** Runs of source still to start after the one in progress; at least 1 while on the stack. */
+        int left;
+
+        Repeating(Task<?> source, int left) {
+            super(REPEATING, false);
+            this.source = source;
+            this.left = left;
         }
     }
 
@@ -97,8 +217,7 @@ final class Nodes {
      * source, then a task chosen by the channel it ended on; a null handler passes that channel on
      * unchanged. Also a stack frame.
      */
-    static final class Fold<S, T> extends Task<T> {
-        final Task<? extends S> source;
+    static final class Fold<S, T> extends Step<S, T> {
         final Function<Object, Task<?>> onValue;
         final Function<Throwable, Task<?>> onError;
         final Supplier<Task<?>> onCancel;
@@ -107,8 +226,7 @@ final class Nodes {
         Fold(Task<? extends S> source, Function<? super S, ? extends Task<? extends T>> onValue,
                 Function<? super Throwable, ? extends Task<? extends T>> onError,
                 Supplier<? extends Task<? extends T>> onCancel) {
-            super(FOLD);
-            this.source = source;
+            super(FOLD, source);
             this.onValue = (Function<Object, Task<?>>) (Function<?, ?>) onValue;
             this.onError = (Function<Throwable, Task<?>>) (Function<?, ?>) onError;
             this.onCancel = (Supplier<Task<?>>) (Supplier<?>) onCancel;
@@ -122,11 +240,14 @@ final class Nodes {
      */
     static final class Async<T> extends Task<T> {
         final Consumer<? super Completer<T>> body;
+        /** The body as a {@link FastPath}, or null: found once here, not per run. */
+        final FastPath fast;
         final boolean cancelOnToken;
 
         Async(Consumer<? super Completer<T>> body, boolean cancelOnToken) {
             super(ASYNC);
             this.body = body;
+            this.fast = body instanceof FastPath f ? f : null;
             this.cancelOnToken = cancelOnToken;
         }
     }
@@ -179,13 +300,11 @@ final class Nodes {
      * cleanup replaces a value or a cancellation, and is suppressed into an error). Also a stack
      * frame. A Runnable cannot wait, so unlike a cleanup task it needs no cancellation mask.
      */
-    static final class Finally<T> extends Task<T> {
-        final Task<? extends T> source;
+    static final class Finally<T> extends Step<T, T> {
         final Runnable cleanup;
 
         Finally(Task<? extends T> source, Runnable cleanup) {
-            super(FINALLY);
-            this.source = source;
+            super(FINALLY, source);
             this.cleanup = cleanup;
         }
     }

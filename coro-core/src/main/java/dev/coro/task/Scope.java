@@ -498,7 +498,10 @@ public final class Scope implements AutoCloseable {
 
     /**
      * Returns the number of spawned children that have not ended yet (the children of a
-     * {@link #spawnAll} count until the last of them has ended).
+     * {@link #spawnAll} count until the last of them has ended). A snapshot for diagnostics: a child
+     * is counted down just after its result becomes visible, so a thread that has just seen a
+     * child's result (through its handle) may still find it counted; to wait for the children, join
+     * the scope.
      *
      * @return the count
      */

@@ -74,12 +74,21 @@ import java.util.function.Supplier;
  * @param <T> the value type
  */
 public abstract class Task<T> {
+    static {
+        dev.coro.internal.TaskDoors.install(new Nodes.Doors()); // once: the doors of the layers above
+    }
+
     /** The node kind, for the interpreter's switch. */
     final byte tag;
 
     Task(byte tag) {
+        this(tag, true);
+    }
+
+    /** {@code site}: whether debug mode records where the node was built (not for internal frames). */
+    Task(byte tag, boolean site) {
         this.tag = tag;
-        if (CoroDebug.ENABLED) { // a constant: off, the JIT drops the branch
+        if (CoroDebug.ENABLED && site) { // a constant: off, the JIT drops the branch
             DebugProbes.assembled(this);
         }
     }
@@ -187,11 +196,7 @@ public abstract class Task<T> {
      * @throws NullPointerException if {@code body} is null
      */
     public static Task<Void> fromRunnable(Runnable body) {
-        Objects.requireNonNull(body, "body");
-        return new Nodes.Call<>(() -> {
-            body.run();
-            return null;
-        });
+        return new Nodes.Run(Objects.requireNonNull(body, "body"));
     }
 
     /**
@@ -503,10 +508,7 @@ public abstract class Task<T> {
             Function<? super S, ? extends Task<? extends S>> body) {
         Objects.requireNonNull(condition, "condition");
         Objects.requireNonNull(body, "body");
-        return defer(() -> condition.test(initial)
-                ? Objects.requireNonNull(body.apply(initial), "loop: the body returned null")
-                        .flatMap(next -> loop(next, condition, body))
-                : value(initial));
+        return new Nodes.Loop<>(initial, condition, body);
     }
 
     // ---------------------------------------------------------------- composition
@@ -544,8 +546,7 @@ public abstract class Task<T> {
      * @throws NullPointerException if {@code next} is null
      */
     public final <R> Task<R> then(Task<? extends R> next) {
-        Objects.requireNonNull(next, "next");
-        return new Nodes.FlatMap<>(this, ignored -> next);
+        return new Nodes.Then<>(this, Objects.requireNonNull(next, "next"));
     }
 
     /**
@@ -739,11 +740,7 @@ public abstract class Task<T> {
         if (times < 1) {
             throw new IllegalArgumentException("times must be >= 1, was " + times);
         }
-        return defer(() -> repeatFrom(1, times));
-    }
-
-    private Task<T> repeatFrom(int done, int times) {
-        return done == times ? this : flatMap(ignored -> repeatFrom(done + 1, times));
+        return times == 1 ? this : new Nodes.Repeat<>(this, times);
     }
 
     /**

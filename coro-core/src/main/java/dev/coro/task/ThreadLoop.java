@@ -5,6 +5,8 @@ import dev.coro.cancel.CancellationSource;
 import dev.coro.internal.SignalList;
 import dev.coro.internal.Trampoline;
 import dev.coro.scheduler.Scheduler;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
@@ -25,10 +27,20 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Wake-ups cannot be lost: both a submission and the completion enqueue-or-mark first and unpark
  * second, and the owner re-checks both before every park (LockSupport's permit covers the window).
+ *
+ * <p>The queue is made by the first submission (a CAS from null), so a join whose task ends without a
+ * hop or a wait allocates none. Work submitted after the end is not stranded: the owner writes
+ * {@code closed} then reads {@code queue}, a submitter publishes {@code queue} (CAS) and offers, then
+ * reads {@code closed}; all four are volatile, so either the owner sees the queue and drains it, or
+ * the submitter sees {@code closed} and takes its task back to run it itself.
  */
 final class ThreadLoop implements Scheduler {
     private final Thread owner = Thread.currentThread();
-    private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
+    /**
+     * The work submitted to this thread, made by the first submission (CAS from null): a task that
+     * ends without a hop or a wait, the common join, never makes one.
+     */
+    private volatile ConcurrentLinkedQueue<Runnable> queue;
     private volatile boolean closed;
 
     static <T> T join(Task<T> task) {
@@ -56,7 +68,8 @@ final class ThreadLoop implements Scheduler {
                 fiber.add(new Unparker(owner));
             }
             while (!fiber.isFired()) {
-                Runnable next = queue.poll();
+                ConcurrentLinkedQueue<Runnable> q = queue;
+                Runnable next = q == null ? null : q.poll();
                 if (next != null) {
                     Trampoline.run(next, null);
                     continue;
@@ -69,8 +82,9 @@ final class ThreadLoop implements Scheduler {
             }
         } finally {
             closed = true;
+            ConcurrentLinkedQueue<Runnable> q = queue;
             Runnable stray;
-            while ((stray = queue.poll()) != null) { // work submitted after the end still runs
+            while (q != null && (stray = q.poll()) != null) { // work submitted after the end still runs
                 Trampoline.run(stray, null);
             }
             if (interrupted) {
@@ -101,8 +115,15 @@ final class ThreadLoop implements Scheduler {
     @Override
     public void execute(Runnable task) {
         Objects.requireNonNull(task, "task");
-        queue.offer(task);
-        if (closed && queue.remove(task)) { // the owner has stopped draining: run it here
+        ConcurrentLinkedQueue<Runnable> q = queue;
+        if (q == null) {
+            q = new ConcurrentLinkedQueue<>();
+            if (!QUEUE.compareAndSet(this, null, q)) {
+                q = queue; // another submitter made it first
+            }
+        }
+        q.offer(task);
+        if (closed && q.remove(task)) { // the owner has stopped draining: run it here
             Trampoline.run(task, null);
             return;
         }
@@ -135,6 +156,16 @@ final class ThreadLoop implements Scheduler {
     @Override
     public String toString() {
         return "ThreadLoop[" + owner.getName() + "]";
+    }
+
+    private static final VarHandle QUEUE;
+
+    static {
+        try {
+            QUEUE = MethodHandles.lookup().findVarHandle(ThreadLoop.class, "queue", ConcurrentLinkedQueue.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 
     private static final class Unparker extends SignalList.Node {

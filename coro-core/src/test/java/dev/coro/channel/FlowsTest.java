@@ -124,15 +124,66 @@ class FlowsTest {
     }
 
     @Test
-    void aChannelThatEndsWhileDemandIsZeroCompletesAtTheNextRequest() {
+    void aCloseAfterTheDemandIsMetCompletesTheSubscriber() {
         Channel<Integer> ch = filled(1, 1);
         Recorder<Integer> r = new Recorder<>();
         Flows.publisher(ch).subscribe(r);
         r.subscription.request(1);
+        assertEquals(List.of("subscribe", "next 1"), r.signals);
         ch.close();
-        assertEquals(List.of("subscribe", "next 1"), r.signals, "no end callback on a channel");
+        assertEquals(List.of("subscribe", "next 1", "complete"), r.signals,
+                "rule 1.5: the end needs no demand (it used to wait for the next request: a silent hang)");
         r.subscription.request(1);
-        assertEquals(List.of("subscribe", "next 1", "complete"), r.signals);
+        assertEquals(List.of("subscribe", "next 1", "complete"), r.signals, "nothing after the end");
+    }
+
+    @Test
+    void aCloseWithElementsLeftWaitsForTheDemandToDeliverThemThenCompletes() {
+        Channel<Integer> ch = filled(2, 1, 2);
+        Recorder<Integer> r = new Recorder<>();
+        Flows.publisher(ch).subscribe(r);
+        r.subscription.request(1);
+        ch.close();
+        assertEquals(List.of("subscribe", "next 1"), r.signals, "element 2 waits for demand; no end before it");
+        r.subscription.request(1);
+        assertEquals(List.of("subscribe", "next 1", "next 2", "complete"), r.signals);
+    }
+
+    @Test
+    void aCancelWhileDemandIsZeroEndsTheSubscriberWithTheCancellation() {
+        Channel<Integer> ch = filled(1, 1);
+        Recorder<Integer> r = new Recorder<>();
+        Flows.publisher(ch).subscribe(r);
+        r.subscription.request(1);
+        ch.cancel();
+        assertEquals(List.of("subscribe", "next 1", "error CancellationException"), r.signals);
+    }
+
+    @Test
+    void aGeneratorOnAPoolCompletesASubscriberThatAskedForExactlyItsElements() throws Exception {
+        // regression: the producer's close raced the subscription's wait for demand after the last
+        // element; the subscriber then never got onComplete (CoroReactorFluxTest hung under load)
+        try (WorkStealingPool pool = WorkStealingPool.create(2, "flow-exact")) {
+            for (int round = 0; round < 300; round++) {
+                Generator<Integer> gen = Generator.create(out -> Task.loop(0, n -> n < 20, n -> out.emit(n).map(e -> n + 1)));
+                Recorder<Integer> r = new Recorder<>() {
+                    @Override
+                    public void onSubscribe(Flow.Subscription s) {
+                        super.onSubscribe(s);
+                        s.request(1);
+                    }
+                };
+                r.onNextAction = e -> {
+                    if (e == 0) {
+                        r.subscription.request(19); // in all, exactly the 20 elements
+                    }
+                };
+                Flows.publisher(gen, pool).subscribe(r);
+                r.done.get(30, TimeUnit.SECONDS); // a hang fails here
+                assertEquals(20, r.elements.size(), "round " + round);
+                assertEquals("complete", r.signals.get(r.signals.size() - 1), "round " + round);
+            }
+        }
     }
 
     @Test

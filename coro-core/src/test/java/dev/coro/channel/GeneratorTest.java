@@ -501,6 +501,9 @@ class GeneratorTest {
         escaping.toList().join();
         IllegalStateException late = assertThrows(IllegalStateException.class, () -> escaped.get(0).emit(1).join());
         assertTrue(late.getMessage().startsWith("emit: this generator run has ended"), late.getMessage());
+        IllegalStateException again = assertThrows(IllegalStateException.class, () -> escaped.get(0).emit(2).join());
+        assertTrue(again.getMessage().startsWith("emit: this generator run has ended"),
+                "a refused late emit leaves the guard free: " + again.getMessage());
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.coro.io;
 
 import static dev.coro.io.AsyncSocketTest.awaitPending;
 import static dev.coro.io.AsyncSocketTest.bytes;
+import static dev.coro.io.EventLoopTimerTest.onLoop;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -64,6 +65,51 @@ class AsyncChannelTest {
         ByteBuffer one = ByteBuffer.allocate(1);
         assertEquals(1, (int) in.read(one).join());
         assertEquals(42, one.get(0));
+    }
+
+    @Test
+    void aReadAfterAShortReadWaitsForTheSelectorAndGetsWhatArrivedMeanwhile() throws Exception {
+        out.writeFully(ByteBuffer.wrap(new byte[] {1, 2})).join();
+        ByteBuffer dst = ByteBuffer.allocate(8);
+        assertEquals(2, (int) in.read(dst).join()); // at once, before any registration with the selector
+        assertTrue(onLoop(loop, in.handle::presumedDrained), "a short read leaves the pipe presumed drained");
+        out.writeFully(ByteBuffer.wrap(new byte[] {3, 4, 5})).join(); // already there when the next read starts
+        assertEquals(3, (int) in.read(dst).join());
+        assertEquals(5, dst.position());
+        assertEquals(5, dst.get(4));
+        CompletableFuture<Integer> next = in.read(dst).toCompletableFuture(); // the selector must report it
+        awaitPending(loop, in.handle, true);
+        out.writeFully(ByteBuffer.wrap(new byte[] {6})).join();
+        assertEquals(1, (int) next.get());
+        assertEquals(6, dst.get(5));
+    }
+
+    @Test
+    void aReadinessReportLiftsTheReadHintSoTheNextReadTriesAtOnce() throws Exception {
+        out.writeFully(ByteBuffer.wrap(new byte[] {1})).join();
+        in.readFully(ByteBuffer.allocate(1)).join(); // exact: presumed drained
+        assertTrue(onLoop(loop, in.handle::presumedDrained));
+        CompletableFuture<Void> ready = in.ready(SelectionKey.OP_READ).toCompletableFuture();
+        awaitPending(loop, in.handle, true);
+        out.writeFully(ByteBuffer.wrap(new byte[] {2})).join();
+        ready.get(); // the selector reported the pipe readable: the byte is there
+        assertFalse(onLoop(loop, in.handle::presumedDrained), "a readiness report ends the presumption");
+        ByteBuffer one = ByteBuffer.allocate(1);
+        assertEquals(1, (int) in.read(one).join());
+        assertEquals(2, one.get(0));
+    }
+
+    @Test
+    void anExactReadLeavesThePipePresumedDrainedAndAFullReadDoesNot() throws Exception {
+        out.writeFully(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6})).join();
+        in.readFully(ByteBuffer.allocate(2)).join();
+        assertTrue(onLoop(loop, in.handle::presumedDrained), "readFully: its next read waits for the selector");
+        ByteBuffer two = ByteBuffer.allocate(2);
+        assertEquals(2, (int) in.read(two).join()); // waited for readiness: the bytes were there
+        assertFalse(onLoop(loop, in.handle::presumedDrained), "a read that filled its buffer: more may be there");
+        ByteBuffer rest = ByteBuffer.allocate(2);
+        assertEquals(2, (int) in.read(rest).join()); // tried at once
+        assertEquals(6, rest.get(1));
     }
 
     @Test

@@ -160,6 +160,44 @@ class LoopTimersTest {
     }
 
     @Test
+    void aTimerAddedForATickAlreadySortedFiresAfterTheRunsTimersOfTheSameDeadline() {
+        LoopTimers timers = new LoopTimers(4, 8);
+        long deadline = 5 * 16 + 3;
+        LoopTimer first = timer(deadline);
+        assertTrue(timers.offer(first, 0)); // into the wheel
+        timers.advance(4 * 16); // tick 5 starts within the lead: its slot is sorted into the run
+        LoopTimer second = timer(deadline);
+        timers.add(second); // a tick already taken: the heap
+        assertTrue(second.index >= 0, "in the heap");
+        assertTrue(timers.isConsistent());
+        assertEquals(deadline, timers.nextWake());
+        assertNull(timers.pollDue(deadline - 1), "never early");
+        assertSame(first, timers.pollDue(deadline), "taken first: fires first");
+        assertSame(second, timers.pollDue(deadline));
+        assertNull(timers.pollDue(deadline));
+        assertEquals(0, timers.heldKnown());
+    }
+
+    @Test
+    void aCancelledTimerLeavesTheRunAtOnce() {
+        LoopTimers timers = new LoopTimers(4, 8);
+        LoopTimer kept = timer(5 * 16 + 9);
+        LoopTimer dropped = timer(5 * 16 + 1);
+        assertTrue(timers.offer(kept, 0));
+        assertTrue(timers.offer(dropped, 0));
+        timers.advance(4 * 16);
+        assertEquals(2, timers.heldKnown());
+        assertTrue(dropped.take() != null); // cancelled
+        assertTrue(timers.remove(dropped));
+        assertEquals(LoopTimer.NOT_HELD, dropped.index);
+        assertEquals(1, timers.heldKnown());
+        assertTrue(timers.isConsistent());
+        assertEquals(kept.deadline, timers.nextWake(), "the removed timer no longer sets the wake time");
+        assertSame(kept, timers.pollDue(kept.deadline));
+        assertEquals(0, timers.heldKnown());
+    }
+
+    @Test
     void aCancelledPushedTimerLeavesNothingBehind() {
         LoopTimers timers = new LoopTimers(4, 8);
         LoopTimer kept = timer(70);

@@ -81,7 +81,9 @@ class HandleJoinTest {
         Task<Integer> running = scope.spawn(slow.task());
         Task<Integer> failing = scope.spawn(Task.failure(boom));
         assertSame(boom, assertThrows(RuntimeException.class, () -> Task.whenAll(List.of(running, failing)).join()));
-        assertEquals(1, scope.activeCount(), "the join's waits were cancelled, the child itself goes on");
+        // the join's waits were cancelled, the child itself goes on: it ends with its own value, not cancelled
+        // (activeCount is no proof here: the failed child's result is seen before the scope counts it down)
+        assertTrue(scope.activeCount() >= 1, "the slow child still counts");
         slow.complete(1);
         assertEquals(1, running.join());
         scope.close();
@@ -109,7 +111,7 @@ class HandleJoinTest {
         assertInstanceOf(Outcome.Cancelled.class, join.outcome().join());
         assertEquals(2, handles.get(1).join());
         assertFalse(scope.isCancelled());
-        assertEquals(1, scope.activeCount(), "the child waited on is still running");
+        assertTrue(scope.activeCount() >= 1, "the child waited on is still running (the other may not be counted down yet)");
         p.complete(1);
         assertEquals(List.of(1, 2), Task.whenAll(handles).join(), "the handles can be joined again");
         scope.close();

@@ -32,6 +32,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class RedisCapacityGateTest {
     private static final Duration BOUND = Duration.ofSeconds(10);
     private static final Duration SHORT_LEASE = Duration.ofMillis(300);
+    /** The live gate's lease in the dead-holder tests: long, so a stalled machine never lets its own place lapse. */
+    private static final Duration SURVIVOR_LEASE = Duration.ofSeconds(10);
 
     private final List<RedisCapacityGate> opened = new ArrayList<>();
     private final List<TaskHandle<?>> started = new ArrayList<>();
@@ -197,7 +199,7 @@ class RedisCapacityGateTest {
     @Test
     void aDeadHoldersSlotsReturnAfterTheLeaseWithHigherFencingTokens(RedisServer redis) throws Exception {
         RedisCapacityGate dying = gate(redis, 2, SHORT_LEASE);
-        RedisCapacityGate survivor = gate(redis, 2, SHORT_LEASE);
+        RedisCapacityGate survivor = gate(redis, 2, SURVIVOR_LEASE);
         AtomicLong highest = new AtomicLong();
         CountDownLatch holding = new CountDownLatch(2);
         for (int i = 0; i < 2; i++) {
@@ -226,7 +228,7 @@ class RedisCapacityGateTest {
     @Test
     void aDeadWaiterAtTheHeadIsSkippedAfterItsLease(RedisServer redis) throws Exception {
         RedisCapacityGate dying = gate(redis, 1, SHORT_LEASE);
-        RedisCapacityGate survivor = gate(redis, 1, SHORT_LEASE);
+        RedisCapacityGate survivor = gate(redis, 1, SURVIVOR_LEASE);
         CountDownLatch holding = new CountDownLatch(1);
         Promise<Void> release = new Promise<>();
         TaskHandle<Void> holder = start(survivor.within(holding(holding, release)));

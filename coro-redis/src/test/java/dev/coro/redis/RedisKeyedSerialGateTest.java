@@ -35,6 +35,8 @@ class RedisKeyedSerialGateTest {
     /** Only makes a hang fail: generous, for a loaded machine. */
     private static final Duration BOUND = Duration.ofSeconds(30);
     private static final Duration SHORT_LEASE = Duration.ofMillis(300);
+    /** The live gate's lease in the dead-holder tests: long, so a stalled machine never lets its own place lapse. */
+    private static final Duration SURVIVOR_LEASE = Duration.ofSeconds(10);
 
     private final List<RedisKeyedSerialGate<?>> opened = new ArrayList<>();
     private final List<TaskHandle<?>> started = new ArrayList<>();
@@ -221,7 +223,7 @@ class RedisKeyedSerialGateTest {
     @Test
     void aDeadHoldersKeyPassesAfterItsLeaseWithAHigherToken(RedisServer redis) throws Exception {
         RedisKeyedSerialGate<String> dying = gate(redis, SHORT_LEASE);
-        RedisKeyedSerialGate<String> survivor = gate(redis, SHORT_LEASE);
+        RedisKeyedSerialGate<String> survivor = gate(redis, SURVIVOR_LEASE);
         AtomicLong held = new AtomicLong();
         CountDownLatch holding = new CountDownLatch(1);
         start(dying.withinFenced("k", token -> {

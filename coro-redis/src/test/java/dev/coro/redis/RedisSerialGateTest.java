@@ -33,6 +33,8 @@ class RedisSerialGateTest {
     /** Only makes a hang fail: generous, for a loaded machine. */
     private static final Duration BOUND = Duration.ofSeconds(30);
     private static final Duration SHORT_LEASE = Duration.ofMillis(300);
+    /** The live gate's lease in the dead-holder tests: long, so a stalled machine never lets its own place lapse. */
+    private static final Duration SURVIVOR_LEASE = Duration.ofSeconds(10);
 
     private final List<RedisSerialGate> opened = new ArrayList<>();
     private final List<TaskHandle<?>> started = new ArrayList<>();
@@ -136,7 +138,7 @@ class RedisSerialGateTest {
     @Test
     void aDeadHoldersTurnPassesAfterItsLeaseWithAHigherToken(RedisServer redis) throws Exception {
         RedisSerialGate dying = gate(redis, SHORT_LEASE);
-        RedisSerialGate survivor = gate(redis, SHORT_LEASE);
+        RedisSerialGate survivor = gate(redis, SURVIVOR_LEASE);
         AtomicLong held = new AtomicLong();
         CountDownLatch holding = new CountDownLatch(1);
         start(dying.withinFenced(token -> {

@@ -1,0 +1,345 @@
+package dev.coro.task;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.coro.scheduler.Scheduler;
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The node kinds the run loop runs natively: {@link Task#loop} (a {@code Loop} node, its own frame),
+ * {@link Task#repeat} (a {@code Repeat} node and one {@code Repeating} frame per run),
+ * {@link Task#then} (a {@code Then} frame, no function) and {@link Task#fromRunnable} (a {@code Run}
+ * node), on every channel, across scheduler hops and context regions, in constant stack and memory.
+ */
+class LoopNodesTest {
+    private static final Context.Key<String> WHO = Context.Key.named("who", String.class, "outside");
+
+    private final ExecutorService other = Executors.newSingleThreadExecutor(r -> new Thread(r, "other"));
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        other.shutdownNow();
+        assertTrue(other.awaitTermination(10, TimeUnit.SECONDS));
+    }
+
+    // ---------------------------------------------------------------- loop
+
+    @Test
+    void aLoopFeedsEachStateToTheConditionAndTheBodyInOrder() {
+        List<String> log = new ArrayList<>();
+        Task<Integer> loop = Task.loop(0, i -> {
+            log.add("test " + i);
+            return i < 3;
+        }, i -> {
+            log.add("body " + i);
+            return Task.value(i + 1);
+        });
+        assertEquals(3, loop.join());
+        assertEquals(List.of("test 0", "body 0", "test 1", "body 1", "test 2", "body 2", "test 3"), log);
+    }
+
+    @Test
+    void aLoopWhoseConditionFailsAtOnceEndsWithTheInitialStateAndNeverRunsTheBody() {
+        AtomicInteger bodies = new AtomicInteger();
+        assertEquals("start", Task.loop("start", s -> false, s -> {
+            bodies.incrementAndGet();
+            return Task.value(s);
+        }).join());
+        assertEquals(0, bodies.get());
+        assertNull(Task.<String>loop(null, s -> s != null, Task::value).join(), "a null state is a state");
+    }
+
+    @Test
+    void aLoopIsADescriptionRunAnewByEachStartAndSafeToRunConcurrently() throws Exception {
+        AtomicReference<Completer<Integer>> first = new AtomicReference<>();
+        AtomicReference<Completer<Integer>> second = new AtomicReference<>();
+        AtomicInteger starts = new AtomicInteger();
+        // each run suspends once, at state 2; the two runs share the node (their frame) and interleave
+        Task<Integer> loop = Task.loop(0, i -> i < 5, i -> i != 2 || starts.get() >= 2 ? Task.value(i + 1)
+                : Task.<Integer>create(c -> (starts.getAndIncrement() == 0 ? first : second).set(c)));
+        TaskHandle<Integer> a = loop.start(Scheduler.inline());
+        TaskHandle<Integer> b = loop.start(Scheduler.inline());
+        second.get().complete(10); // b goes on from 10: ends at once with 10
+        assertEquals(10, b.join());
+        first.get().complete(3);
+        assertEquals(5, a.join());
+        assertEquals(5, loop.join());
+    }
+
+    @Test
+    void anErrorFromTheBodyItsTaskOrTheConditionEndsTheLoopThroughTheFramesAround() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        List<String> cleanups = new ArrayList<>();
+        Task<Integer> thrownByBody = Task.loop(0, i -> true, i -> {
+            if (i == 2) {
+                throw boom;
+            }
+            return Task.value(i + 1);
+        });
+        assertSame(boom, assertThrows(IllegalStateException.class,
+                () -> thrownByBody.andFinally(() -> cleanups.add("body")).join()));
+        Task<Integer> failedTask = Task.loop(0, i -> true, i -> i == 2 ? Task.failure(boom) : Task.value(i + 1));
+        assertSame(boom, assertThrows(IllegalStateException.class,
+                () -> failedTask.andFinally(() -> cleanups.add("task")).join()));
+        Task<Integer> thrownByCondition = Task.loop(0, i -> {
+            if (i == 2) {
+                throw boom;
+            }
+            return true;
+        }, i -> Task.value(i + 1));
+        assertSame(boom, assertThrows(IllegalStateException.class,
+                () -> thrownByCondition.andFinally(() -> cleanups.add("condition")).join()));
+        assertEquals(List.of("body", "task", "condition"), cleanups);
+        assertEquals(-1, failedTask.recover(e -> -1).join(), "recoverable like any error");
+    }
+
+    @Test
+    void aBodyThatReturnsANullTaskFailsTheLoopNamingTheRule() {
+        Task<Integer> loop = Task.loop(0, i -> true, i -> i == 1 ? null : Task.value(i + 1));
+        assertEquals("loop: the body returned null", assertThrows(NullPointerException.class, loop::join).getMessage());
+    }
+
+    @Test
+    void aCancelledIterationEndsTheLoopCancelledAndTheStepsAfterItDoNotRun() {
+        AtomicInteger after = new AtomicInteger();
+        Task<Integer> loop = Task.loop(0, i -> i < 10, i -> i == 3 ? Task.<Integer>cancelled() : Task.value(i + 1));
+        assertThrows(CancellationException.class, () -> loop.map(x -> after.incrementAndGet()).join());
+        assertEquals(0, after.get());
+        assertInstanceOf(Outcome.Cancelled.class, loop.outcome().join());
+    }
+
+    @Test
+    void aLoopStopsAtTheBodysNextWaitOnceItsTokenIsCancelled() {
+        AtomicInteger iterations = new AtomicInteger();
+        AtomicReference<Completer<Integer>> parked = new AtomicReference<>();
+        Task<Integer> loop = Task.loop(0, i -> i < 1_000, i -> {
+            iterations.incrementAndGet();
+            return i == 3 ? Task.create(parked::set) : Task.value(i + 1);
+        });
+        TaskHandle<Integer> h = loop.start(Scheduler.inline());
+        assertEquals(4, iterations.get(), "synchronous iterations ran up to the wait");
+        h.cancel(); // the token completes the waiting step cancelled
+        assertThrows(CancellationException.class, h::join);
+        assertEquals(4, iterations.get(), "no iteration after the cancelled wait");
+        assertTrue(parked.get().context().token().isCancelled());
+    }
+
+    @Test
+    void aLoopRunUnderACancelledTokenEndsAtItsFirstWait() {
+        AtomicInteger iterations = new AtomicInteger();
+        Task<Integer> loop = Task.loop(0, i -> i < 5, i -> {
+            iterations.incrementAndGet();
+            return i < 2 ? Task.value(i + 1) : Task.<Integer>never();
+        });
+        dev.coro.cancel.CancellationSource cancelled = new dev.coro.cancel.CancellationSource();
+        cancelled.cancel();
+        TaskHandle<Integer> h = loop.start(Scheduler.inline(), cancelled.token());
+        assertThrows(CancellationException.class, h::join);
+        assertEquals(3, iterations.get(), "the synchronous iterations ran; the first wait saw the token");
+    }
+
+    @Test
+    void aBodyThatHopsToAnotherSchedulerComesBackForTheNextIteration() {
+        Scheduler elsewhere = Scheduler.from(other);
+        List<String> threads = new ArrayList<>();
+        Task<Integer> loop = Task.loop(0, i -> {
+            threads.add("test " + Thread.currentThread().getName());
+            return i < 2;
+        }, i -> Task.fromCallable(() -> {
+            threads.add("body " + Thread.currentThread().getName());
+            return i + 1;
+        }).startOn(elsewhere));
+        String me = Thread.currentThread().getName();
+        assertEquals(2, loop.map(x -> {
+            threads.add("after " + Thread.currentThread().getName());
+            return x;
+        }).join());
+        assertEquals(List.of("test " + me, "body other", "test " + me, "body other", "test " + me, "after " + me),
+                threads);
+    }
+
+    @Test
+    void aLoopInsideAStartOnRegionRunsThereAndAResumeOnInItsBodyMovesTheRestOfTheRegion() {
+        Scheduler elsewhere = Scheduler.from(other);
+        List<String> threads = new ArrayList<>();
+        Task<Integer> moved = Task.loop(0, i -> {
+            threads.add(Thread.currentThread().getName());
+            return i < 2;
+        }, i -> Task.value(i + 1)).startOn(elsewhere);
+        assertEquals(2, moved.join());
+        assertEquals(List.of("other", "other", "other"), threads);
+
+        threads.clear();
+        String me = Thread.currentThread().getName();
+        Task<Integer> shifting = Task.loop(0, i -> {
+            threads.add(Thread.currentThread().getName());
+            return i < 2;
+        }, i -> Task.value(i + 1).resumeOn(elsewhere));
+        assertEquals(2, shifting.map(x -> {
+            threads.add("after " + Thread.currentThread().getName());
+            return x;
+        }).join());
+        assertEquals(List.of(me, "other", "other", "after other"), threads, "resumeOn moves the rest of the run");
+    }
+
+    @Test
+    void aContextRegionInTheBodyEndsWithItsIterationAndTheLoopSeesItsOwnRegion() {
+        List<String> seen = new ArrayList<>();
+        Task<Integer> loop = Task.loop(0, i -> i < 4, i -> Task.context()
+                .map(ctx -> {
+                    seen.add(ctx.get(WHO));
+                    return i + 1;
+                })
+                .flatMap(next -> next % 2 == 0 ? Task.value(next)
+                        : Task.context().map(ctx -> {
+                            seen.add("inner " + ctx.get(WHO));
+                            return next;
+                        }).withValue(WHO, "iteration " + next)));
+        assertEquals(4, loop.withValue(WHO, "loop").join());
+        assertEquals(List.of("loop", "inner iteration 1", "loop", "loop", "inner iteration 3", "loop"), seen);
+    }
+
+    @Test
+    void tenMillionIterationsKeepConstantStackAndFrames() throws Exception {
+        int n = 10_000_000;
+        AtomicReference<Completer<Integer>> parked = new AtomicReference<>();
+        Task<Integer> loop = Task.loop(0, i -> i < n, i -> (i == n - 1 ? Task.<Integer>create(parked::set)
+                : Task.value(i)).map(x -> x + 1));
+        TaskHandle<Integer> h = loop.start(Scheduler.inline());
+        assertEquals(2, framesOf(parked.get()), "the loop frame and the iteration's map: no growth");
+        parked.get().complete(n - 1);
+        assertEquals(n, h.join());
+    }
+
+    // ---------------------------------------------------------------- repeat
+
+    @Test
+    void repeatRunsTheTaskTimesTimesAndEndsWithTheLastValue() {
+        AtomicInteger runs = new AtomicInteger();
+        Task<Integer> counted = Task.fromCallable(runs::incrementAndGet);
+        assertEquals(3, counted.repeat(3).join());
+        assertEquals(6, counted.repeat(3).join(), "a new run counts anew from the description");
+        assertEquals(7, counted.repeat(1).join());
+        assertEquals(9, counted.repeat(2).join());
+        assertEquals(9, runs.get());
+    }
+
+    @Test
+    void repeatStopsAtTheFirstErrorOrCancellation() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        AtomicInteger runs = new AtomicInteger();
+        Task<Integer> failsThird = Task.defer(() -> runs.incrementAndGet() == 3 ? Task.failure(boom) : Task.value(runs.get()));
+        assertSame(boom, assertThrows(IllegalStateException.class, () -> failsThird.repeat(10).join()));
+        assertEquals(3, runs.get());
+        runs.set(0);
+        Task<Integer> cancelsSecond = Task.defer(() -> runs.incrementAndGet() == 2 ? Task.cancelled() : Task.value(0));
+        assertInstanceOf(Outcome.Cancelled.class, cancelsSecond.repeat(10).outcome().join());
+        assertEquals(2, runs.get());
+    }
+
+    @Test
+    void concurrentRunsOfOneRepeatCountTheirRunsApart() {
+        List<Completer<Integer>> waiting = new ArrayList<>();
+        Task<Integer> thrice = Task.<Integer>create(waiting::add).repeat(3);
+        TaskHandle<Integer> a = thrice.withValue(WHO, "a").start(Scheduler.inline());
+        TaskHandle<Integer> b = thrice.withValue(WHO, "b").start(Scheduler.inline());
+        int value = 0;
+        for (String run : List.of("a", "b", "b", "a", "b", "a")) { // interleaved: each run counts its own
+            Completer<Integer> c = waiting.stream().filter(w -> w.context().get(WHO).equals(run)).findFirst()
+                    .orElseThrow(() -> new AssertionError("run " + run + " is not waiting: " + waiting));
+            waiting.remove(c);
+            assertTrue(c.complete(value++));
+        }
+        assertEquals(4, b.join(), "b ended at its third completion");
+        assertEquals(5, a.join(), "a ended at its third completion");
+        assertTrue(waiting.isEmpty(), "no run asked for a fourth");
+    }
+
+    @Test
+    void aRepeatAcrossHopsAndWaitsKeepsItsCountAndComesBack() {
+        Scheduler elsewhere = Scheduler.from(other);
+        List<String> threads = new ArrayList<>();
+        Task<String> hop = Task.fromCallable(() -> {
+            threads.add(Thread.currentThread().getName());
+            return "hopped";
+        }).startOn(elsewhere).then(Task.yieldNow()).then(Task.fromCallable(() -> {
+            threads.add(Thread.currentThread().getName());
+            return "back";
+        }));
+        String me = Thread.currentThread().getName();
+        assertEquals("back", hop.repeat(3).join());
+        assertEquals(List.of("other", me, "other", me, "other", me), threads);
+    }
+
+    @Test
+    void tenMillionRepeatsKeepConstantStackAndFrames() throws Exception {
+        int n = 10_000_000;
+        AtomicInteger runs = new AtomicInteger();
+        AtomicReference<Completer<Integer>> parked = new AtomicReference<>();
+        Task<Integer> step = Task.defer(() -> runs.incrementAndGet() == n ? Task.create(parked::set) : Task.value(0));
+        TaskHandle<Integer> h = step.repeat(n).start(Scheduler.inline());
+        assertEquals(0, framesOf(parked.get()), "the last run is the repeat's tail: no frame left");
+        parked.get().complete(42);
+        assertEquals(42, h.join());
+        assertEquals(n, runs.get());
+
+        runs.set(0);
+        Task<Integer> mid = Task.defer(() -> runs.incrementAndGet() == n / 2 ? Task.create(parked::set) : Task.value(0));
+        TaskHandle<Integer> m = mid.repeat(n).start(Scheduler.inline());
+        assertEquals(1, framesOf(parked.get()), "one counting frame, whatever the count");
+        parked.get().complete(0);
+        assertEquals(0, m.join());
+        assertEquals(n, runs.get());
+    }
+
+    // ---------------------------------------------------------------- then, fromRunnable
+
+    @Test
+    void thenRunsItsTaskOnlyAfterAValue() {
+        AtomicInteger nexts = new AtomicInteger();
+        Task<Integer> next = Task.fromCallable(nexts::incrementAndGet);
+        assertEquals(1, Task.value("x").then(next).join());
+        IllegalStateException boom = new IllegalStateException("boom");
+        assertSame(boom, assertThrows(IllegalStateException.class, () -> Task.failure(boom).then(next).join()));
+        assertThrows(CancellationException.class, () -> Task.cancelled().then(next).join());
+        assertEquals(1, nexts.get(), "neither an error nor a cancellation runs next");
+        assertSame(boom, assertThrows(IllegalStateException.class, () -> Task.value(1).then(Task.failure(boom)).join()));
+    }
+
+    @Test
+    void fromRunnableEndsWithNullOrWithWhatTheActionThrows() {
+        AtomicInteger runs = new AtomicInteger();
+        assertNull(Task.fromRunnable(runs::incrementAndGet).join());
+        assertEquals(1, runs.get());
+        IllegalStateException boom = new IllegalStateException("boom");
+        Task<Void> failing = Task.fromRunnable(() -> {
+            throw boom;
+        });
+        assertSame(boom, assertThrows(IllegalStateException.class, failing::join));
+        assertEquals("fallback", failing.map(v -> "value").recover(e -> "fallback").join());
+    }
+
+    /** The frames on the stack of the fiber that waits in {@code step}'s completer. */
+    private static int framesOf(Completer<?> step) throws ReflectiveOperationException {
+        Field fiber = AsyncStep.class.getDeclaredField("fiber");
+        fiber.setAccessible(true);
+        Field sp = Fiber.class.getDeclaredField("sp");
+        sp.setAccessible(true);
+        return (int) sp.get(fiber.get(step));
+    }
+}
