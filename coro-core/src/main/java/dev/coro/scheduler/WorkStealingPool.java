@@ -100,7 +100,7 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
      */
 
     private static final int RUNNING = 0;
-    private static final int SHUTDOWN = 1;
+    static final int SHUTDOWN = 1; // package-private: tests stop a shutdown after its first step
     private static final int STOP = 2;
 
     private static final AtomicInteger POOL_IDS = new AtomicInteger();
@@ -117,7 +117,8 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     private final String name;
     private volatile int runState;
 
-    private WorkStealingPool(int n, String prefix) {
+    /** A pool whose workers are not started yet ({@link #create} starts them; tests may not). */
+    WorkStealingPool(int n, String prefix) {
         this.name = prefix;
         this.idle = new IdleWorkers(n);
         this.injection = new InjectionQueue(n);
@@ -565,7 +566,8 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
         }
     }
 
-    private void advanceRunState(int target) {
+    /** Moves runState forward to {@code target} (shutdown's first step; tests call it alone). */
+    void advanceRunState(int target) {
         for (;;) {
             int s = runState;
             if (s >= target || RUN_STATE.compareAndSet(this, s, target)) {

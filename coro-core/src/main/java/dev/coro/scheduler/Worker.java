@@ -112,9 +112,9 @@ final class Worker extends Thread {
      * after it into this worker's queue (where others can steal them), so that a burst of outside
      * submissions is fetched from the submitters' cache lines a batch at a time. A polled chunk
      * (tasks a worker's full queue overflowed) is unpacked: its first task is returned and the rest
-     * go into this worker's queue.
+     * go into this worker's queue. Called by this worker only (or by a test, before it starts).
      */
-    private Runnable takeInjected() {
+    Runnable takeInjected() {
         WorkStealingPool p = pool;
         WorkQueue q = queue;
         Runnable x = p.injection.pollInto(homeShard, q, Math.min(injectedBatch, q.room() + 1));
