@@ -14,8 +14,9 @@ import java.util.List;
  *
  * <p>What a submission costs: no allocation (a segment of {@value #SEGMENT} slots is allocated once
  * per {@value #SEGMENT} submissions), one compare-and-set on the shard's submitter lock (a line the
- * workers never touch, so a lone submitter keeps it in its own cache) and one volatile store into
- * the slot. The only lines a submitter shares with the workers are the slots themselves.
+ * workers never touch, so a lone submitter keeps it in its own cache), one volatile store into
+ * the slot, and one load of the slot before it (a submission behind a task still queued wakes no
+ * worker: that task's taker takes it too, or wakes one). The only lines a submitter shares with the workers are the slots themselves.
  *
  * <p>Order: FIFO per shard, so per submitting thread (one thread always uses the same shard); none
  * across shards. With one worker there is one shard, so outside submissions start in submission
@@ -78,7 +79,9 @@ final class InjectionQueue {
      *          the Dekker pair is (store slot i; load slot i - 1) against (CAS slot i - 1; load
      *          slot i). A consumer that takes the previous task as a chunk, or with no room for more,
      *          does not read slot i, but it is running and polls again before it parks, so the task
-     *          is not lost, only run later.
+     *          is not lost, only run later. If instead the previous task's submitter removes it (it
+     *          raced shutdown), no consumer will take it: that submitter signals after its remove
+     *          (WorkStealingPool.execute; OutsideSubmitLincheckTest).
      *
      * 5. Memory ordering. Slot stores are volatile: the store publishes the task's fields to the
      *    consumer that loads it, and is the full fence IdleWorkers' I3 needs between publishing and
@@ -93,9 +96,10 @@ final class InjectionQueue {
      *
      * 7. Races. Two consumers on one slot: the CAS to TAKEN decides (I3); the loser helps head past
      *    it. A consumer against the submitter's remove (a submission racing shutdown): the same CAS
-     *    decides, so the task either runs once or is removed and never runs. A consumer that reads
-     *    null while a producer writes the slot: it answers empty; the producer's signal (or I4's
-     *    consumer) makes a worker look again.
+     *    decides, so the task either runs once or is removed and never runs; a submitter whose
+     *    remove wins signals, for a task that may have skipped its signal behind it (I4). A
+     *    consumer that reads null while a producer writes the slot: it answers empty; the
+     *    producer's signal (or I4's consumer) makes a worker look again.
      *
      * 8. Resumption. Not applicable: the queue only stores runnables.
      *
