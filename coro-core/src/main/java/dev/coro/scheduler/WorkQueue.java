@@ -150,6 +150,14 @@ final class WorkQueue extends WorkQueueFields {
         return n;
     }
 
+    /**
+     * Returns how many tasks {@link #push} would accept now (slots a thief is still copying count as
+     * taken). Owner only: only the owner adds, so the room only grows until the owner pushes.
+     */
+    int room() {
+        return capacity - (tailPlain() - steal(headVolatile()));
+    }
+
     /** Takes the oldest task, or returns null when empty. Owner only. */
     Runnable pop() {
         long h = headVolatile();

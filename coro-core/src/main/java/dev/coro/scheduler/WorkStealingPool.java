@@ -24,7 +24,9 @@ import java.util.concurrent.atomic.LongAdder;
  * of that worker's own queue and typically runs on the same thread, with no other thread involved;
  * when that queue is full (256 tasks), its older half moves to the shared injection queue in one
  * piece. Work submitted from any other thread goes to the injection queue (sharded by submitting
- * thread, so that concurrent submitters do not all contend on one tail), which every worker polls.
+ * thread, so that concurrent submitters do not all contend on one tail; a submission allocates
+ * nothing), which every worker polls, taking up to 32 tasks at once into its own queue (one at a
+ * time on a one-worker pool, so that they start in order).
  * An idle worker steals half of a busy worker's queue at once, so that work spreads in few steps.
  * Idle workers spin for a short while, looking for work, before they park; a parked worker is woken
  * only when no other worker is already looking, so a burst of submissions costs one wakeup, not one
@@ -78,12 +80,14 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     /*
      * Structure: each Worker owns a WorkQueue (a bounded FIFO ring that thieves steal half of: see
      * its implementation overview) and runs the loop in Worker (local pop, injection poll, steal,
-     * spin, park). The injection queue (InjectionQueue: a few sharded ConcurrentLinkedQueues) holds
-     * outside submissions and Chunks, the halves that full worker queues moved out; a worker that
-     * polls a chunk runs its first task and pushes the rest into its own queue (where others can
-     * steal them). The park/wake protocol, including why no
-     * wakeup is lost, is IdleWorkers' implementation overview; this class holds the submission half
-     * of it: publish the task, full fence, IdleWorkers.signal().
+     * spin, park). The injection queue (InjectionQueue: a few shards of array segments, see its
+     * overview) holds outside submissions and Chunks, the halves that full worker queues moved out;
+     * a worker polls a batch of submissions at once into its own queue (where others can steal
+     * them), and a worker that polls a chunk runs its first task and pushes the rest into its own
+     * queue. The park/wake protocol, including why no wakeup is lost, is IdleWorkers'
+     * implementation overview; this class holds the submission half of it: publish the task, full
+     * fence, IdleWorkers.signal(), skipped when the task before it in its shard is still queued
+     * (InjectionQueue I4: whoever takes that one takes this one or signals).
      *
      * runState: RUNNING -> SHUTDOWN -> STOP, monotonic (CAS). SHUTDOWN rejects outside submissions;
      * STOP makes workers exit (reached from SHUTDOWN when the pool is quiescent, or by shutdownNow).
@@ -96,7 +100,7 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
      */
 
     private static final int RUNNING = 0;
-    private static final int SHUTDOWN = 1;
+    static final int SHUTDOWN = 1; // package-private: tests stop a shutdown after its first step
     private static final int STOP = 2;
 
     private static final AtomicInteger POOL_IDS = new AtomicInteger();
@@ -113,7 +117,8 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
     private final String name;
     private volatile int runState;
 
-    private WorkStealingPool(int n, String prefix) {
+    /** A pool whose workers are not started yet ({@link #create} starts them; tests may not). */
+    WorkStealingPool(int n, String prefix) {
         this.name = prefix;
         this.idle = new IdleWorkers(n);
         this.injection = new InjectionQueue(n);
@@ -203,11 +208,17 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
             throw rejected();
         }
         int shard = injection.shardOfCurrentThread();
-        injection.offer(task, shard); // a CAS: the fence of IdleWorkers I3
-        if (runState != RUNNING && injection.remove(task, shard)) {
-            throw rejected(); // raced with shutdown and the pool may be terminating: take it back
+        boolean wake = injection.offer(task, shard); // a volatile store: the fence of IdleWorkers I3
+        if (runState != RUNNING) {
+            if (injection.remove(task, shard)) {
+                idle.signal(); // for the task after ours, if its submitter counted on ours (InjectionQueue I4)
+                throw rejected(); // raced with shutdown and the pool may be terminating: take it back
+            }
+            wake = true;
         }
-        idle.signal();
+        if (wake) { // else the task before ours is still queued, and its taker takes or signals for ours
+            idle.signal();
+        }
     }
 
     /**
@@ -555,7 +566,8 @@ public final class WorkStealingPool implements Scheduler, AutoCloseable {
         }
     }
 
-    private void advanceRunState(int target) {
+    /** Moves runState forward to {@code target} (shutdown's first step; tests call it alone). */
+    void advanceRunState(int target) {
         for (;;) {
             int s = runState;
             if (s >= target || RUN_STATE.compareAndSet(this, s, target)) {

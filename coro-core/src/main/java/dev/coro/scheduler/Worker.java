@@ -29,6 +29,9 @@ final class Worker extends Thread {
     /** Longest backoff between two scans, in {@link Thread#onSpinWait()} calls. */
     static final int MAX_BACKOFF = 64;
 
+    /** The most tasks one poll of the injection queue takes (the first runs, the rest are queued here). */
+    static final int INJECTED_BATCH = 32;
+
     final WorkStealingPool pool;
     final int index;
     final WorkQueue queue = new WorkQueue();
@@ -39,6 +42,12 @@ final class Worker extends Thread {
     volatile boolean parked;
 
     private final int homeShard; // the injection shard this worker polls first and overflows to
+    /**
+     * The most tasks one injection poll takes: {@link #INJECTED_BATCH}, or 1 on a one-worker pool,
+     * where outside submissions start in submission order (a batch in this queue would run behind
+     * the fairness poll's newer task, and could overflow behind newer submissions).
+     */
+    private final int injectedBatch;
     private final int[] seenHead; // per victim: its head index when this thief last saw one task there
     private int tick;
     private int seed;
@@ -48,6 +57,7 @@ final class Worker extends Thread {
         this.pool = pool;
         this.index = index;
         this.homeShard = pool.injection.shardOfWorker(index);
+        this.injectedBatch = pool.workers.length == 1 ? 1 : INJECTED_BATCH;
         this.seenHead = new int[pool.workers.length];
         Arrays.fill(seenHead, -1);
         this.seed = 0x9E3779B9 * (index + 1);
@@ -98,26 +108,33 @@ final class Worker extends Thread {
     }
 
     /**
-     * Polls the injection queue. A polled chunk (tasks a worker's full queue overflowed) is unpacked:
-     * its first task is returned and the rest go into this worker's queue, where others can steal.
+     * Polls the injection queue: takes the oldest task there and up to {@link #injectedBatch} - 1
+     * after it into this worker's queue (where others can steal them), so that a burst of outside
+     * submissions is fetched from the submitters' cache lines a batch at a time. A polled chunk
+     * (tasks a worker's full queue overflowed) is unpacked: its first task is returned and the rest
+     * go into this worker's queue. Called by this worker only (or by a test, before it starts).
      */
-    private Runnable takeInjected() {
+    Runnable takeInjected() {
         WorkStealingPool p = pool;
-        Runnable x = p.injection.poll(homeShard);
-        if (!(x instanceof WorkStealingPool.Chunk chunk)) {
-            return x;
+        WorkQueue q = queue;
+        Runnable x = p.injection.pollInto(homeShard, q, Math.min(injectedBatch, q.room() + 1));
+        if (x == null) {
+            return null;
         }
-        Runnable[] tasks = chunk.tasks();
-        int pushed = queue.pushAll(tasks, 1, tasks.length);
-        if (1 + pushed < tasks.length) { // no room for all of it (this queue was not empty)
-            Runnable[] rest = Arrays.copyOfRange(tasks, 1 + pushed, tasks.length);
-            p.injection.offer(new WorkStealingPool.Chunk(rest), homeShard);
+        if (x instanceof WorkStealingPool.Chunk chunk) {
+            Runnable[] tasks = chunk.tasks();
+            int pushed = q.pushAll(tasks, 1, tasks.length);
+            if (1 + pushed < tasks.length) { // no room for all of it (this queue was not empty)
+                Runnable[] rest = Arrays.copyOfRange(tasks, 1 + pushed, tasks.length);
+                p.injection.offer(new WorkStealingPool.Chunk(rest), homeShard);
+            }
+            x = tasks[0];
         }
-        if (pushed > 0) {
+        if (q.size() > 0) { // the rest of a batch or chunk landed here (InjectionQueue I4): others may share it
             VarHandle.fullFence(); // IdleWorkers I3: publish, fence, signal
             p.idle.signal();
         }
-        return tasks[0];
+        return x;
     }
 
     /** Pushes a task submitted by this worker; when the queue is full, half of it overflows. */

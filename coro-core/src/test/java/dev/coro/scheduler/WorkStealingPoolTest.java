@@ -184,6 +184,64 @@ class WorkStealingPoolTest {
         }
     }
 
+    /**
+     * A worker polls the injection queue every 64 tasks even when its own queue is full; a poll then
+     * takes only as many outside submissions as its queue has room for, besides the one it runs
+     * (here: none), so none is lost. The other worker is held, so nothing is stolen and the queue
+     * stays full: every local task that runs submits one more, for more than 64 tasks.
+     */
+    @Test
+    void aWorkerWithAFullQueueTakesOutsideSubmissionsWithoutLosingAny() throws Exception {
+        int ring = WorkQueue.CAPACITY;
+        int refills = 3 * (Worker.FAIRNESS_MASK + 1); // several fairness polls with the queue full
+        int outside = 2 * Worker.INJECTED_BATCH;
+        WorkStealingPool pool = WorkStealingPool.create(2);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        boolean ranAll = false;
+        try {
+            pool.execute(() -> { // holds one worker: the other's queue is not stolen from
+                held.countDown();
+                await(release);
+            });
+            assertTrue(opens(held), "a worker took the holding task");
+            AtomicInteger refillsLeft = new AtomicInteger(refills);
+            CountDownLatch done = new CountDownLatch(ring + refills + outside);
+            CountDownLatch filled = new CountDownLatch(1);
+            CountDownLatch queuedOutside = new CountDownLatch(1);
+            Runnable local = new Runnable() {
+                @Override
+                public void run() {
+                    if (refillsLeft.getAndDecrement() > 0) {
+                        pool.execute(this); // takes the slot this task left: the queue stays full
+                    }
+                    done.countDown();
+                }
+            };
+            pool.execute(() -> {
+                for (int i = 0; i < ring; i++) {
+                    pool.execute(local); // fills this worker's own queue, without overflowing it
+                }
+                filled.countDown();
+                await(queuedOutside); // the outside submissions wait in the injection queue
+            });
+            assertTrue(opens(filled), "the filling task ran");
+            for (int i = 0; i < outside; i++) {
+                pool.execute(done::countDown);
+            }
+            queuedOutside.countDown();
+            ranAll = opens(done);
+            assertTrue(ranAll, "every local and outside task ran: " + done.getCount() + " did not");
+        } finally {
+            release.countDown();
+            if (ranAll) {
+                pool.close();
+            } else {
+                pool.shutdownNow(); // a worker may have died: close() would wait for it forever
+            }
+        }
+    }
+
     @Test
     void nestedLocalSubmissionsRun() throws Exception {
         int depth = 10_000;
