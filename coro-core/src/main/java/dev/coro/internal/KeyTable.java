@@ -29,8 +29,14 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
      *    root (volatile Bins): the table new operations start from.
      *    Bins: bins (Object[], its slots read and CASed through BIN), shift (final: a key with hash
      *      code h lives in bin (h * GOLDEN) >>> shift; length = 1 << (32 - shift) bins, each at slot
-     *      index << STRIDE_SHIFT), buckets (volatile int: the bins that hold a bucket), next
-     *      (volatile Bins: the table it migrates into, null until a migration starts).
+     *      index << stride: 16 slots apart (64 bytes with compressed references, so that two bins
+     *      never share a cache line) while the table has at most SPREAD_BINS bins, adjacent above
+     *      (where a few hot keys rarely meet on one line, and 64 bytes a bin would cost too much
+     *      memory); stride is final and each table has its own), buckets (a Count, its
+     *      own object: the bins that hold a bucket), next (volatile Bins: the table it migrates into,
+     *      null until a migration starts). Every operation reads shift and bins; the bucket count is
+     *      written by some, so it lives apart from them (no line that every operation reads is
+     *      written by the operations).
      *    A bin holds one of:
      *      null           empty
      *      a Node         one node
@@ -55,9 +61,16 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
      *       its predecessor is written) before any of its own bins moves.
      *    An operation that reads a forward goes on in the table it names, with the same key.
      *
+     *    Fast paths: putIfAbsent first tries B1 as CAS null -> node without reading the bin, and
+     *    remove and replace first try B2 and B4 as CAS n -> null (or r): the common cases (an empty
+     *    bin, a bin of that node alone) then take one exclusive access to the bin's line instead of
+     *    a shared read followed by an exclusive one. A failed fast CAS changes nothing, and the
+     *    operation goes on as above.
+     *
      * 3. Linearization points. putIfAbsent: the successful CAS of B1, or the acquire read of the bin
-     *    in which it found the equal key. remove: the successful CAS of B2, or the read of the bin
-     *    without the node (not there). replace: the successful CAS of B4, or that read. forEach and size are not atomic: they see every node that
+     *    in which it found the equal key (a failed fast CAS is not one: it is followed by that
+     *    read). remove: the successful CAS of B2, or the read of the bin without the node (not
+     *    there). replace: the successful CAS of B4, or that read. forEach and size are not atomic: they see every node that
      *    was in the table for the whole visit, and no node that was removed before it began.
      *
      * 4. Invariants.
@@ -83,7 +96,7 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
      *    succeeded; forwards are followed at most once per migration. No operation waits for a
      *    migration: a migrator that stops for a while leaves the bins it has not moved in the old
      *    table, where operations go on, and only the growth itself waits (no second migration starts).
-     *    buckets is a getAndAdd, touched only when a bin gains or loses its bucket.
+     *    The bucket count is a getAndAdd, touched only when a bin gains or loses its bucket.
      *
      * 7. Cancellation races: none here (nodes are placed and removed by their callers' rules).
      *
@@ -121,10 +134,12 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
 
     /** 2^32 / the golden ratio: the multiplier of Fibonacci hashing (part 9). */
     private static final int GOLDEN = 0x9E3779B9;
-    /** log2 of the slots per bin: bins STRIDE apart, on different cache lines when > 0. */
-    private static final int STRIDE_SHIFT = 0;
+    /** A table of at most this many bins spreads them a cache line apart (part 1). */
+    private static final int SPREAD_BINS = 64;
+    /** log2 of the slots per bin in a table that spreads its bins: 16 slots, 64 bytes. */
+    private static final int SPREAD_SHIFT = 4;
     /** The largest table, in bins. */
-    private static final int MAX_BINS = 1 << (30 - STRIDE_SHIFT);
+    private static final int MAX_BINS = 1 << 30;
 
     private volatile Bins root;
 
@@ -151,6 +166,9 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
         Object key = fresh.key;
         int h = key.hashCode() * GOLDEN;
         Bins t = root;
+        if (t.casBin(t.slot(h), null, fresh)) { // B1, fast path (part 2): an empty bin, no read first
+            return null;
+        }
         for (;;) {
             int i = t.slot(h);
             Object c = t.binAcquire(i);
@@ -210,6 +228,9 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
     private boolean swap(N node, N replacement) {
         int h = node.key.hashCode() * GOLDEN;
         Bins t = root;
+        if (t.casBin(t.slot(h), node, replacement)) { // B2 or B4, fast path (part 2): that node alone
+            return true;
+        }
         for (;;) {
             int i = t.slot(h);
             Object c = t.binAcquire(i);
@@ -284,8 +305,13 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
         return root.length();
     }
 
+    /** Returns the slots of the table's bin array now (for tests: the spread of part 1). */
+    int slots() {
+        return root.bins.length;
+    }
+
     private static void visit(Bins t, int bin, Consumer<Object> action) {
-        Object c = t.binAcquire(bin << STRIDE_SHIFT);
+        Object c = t.binAcquire(t.at(bin));
         if (c == null) {
             return;
         }
@@ -315,7 +341,7 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
             made += t.migrate(bin, n);
         }
         if (made != 0) {
-            BUCKETS.getAndAdd(n, made);
+            n.buckets.add(made);
         }
         root = n; // every bin of t is a forward to n now
     }
@@ -324,12 +350,17 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
     private static final class Bins {
         final Object[] bins;
         final int shift;
-        volatile int buckets;
+        /** log2 of the slots per bin (part 1). */
+        final int stride;
+        final Count buckets;
         volatile Bins next;
 
         Bins(int shift) {
             this.shift = shift;
-            this.bins = new Object[(1 << (32 - shift)) << STRIDE_SHIFT];
+            int length = 1 << (32 - shift);
+            this.stride = length <= SPREAD_BINS ? SPREAD_SHIFT : 0;
+            this.bins = new Object[length << stride];
+            this.buckets = new Count(); // allocated after the bins: not on this object's line (part 1)
         }
 
         int length() {
@@ -337,7 +368,12 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
         }
 
         int slot(int spreadHash) {
-            return (spreadHash >>> shift) << STRIDE_SHIFT;
+            return (spreadHash >>> shift) << stride;
+        }
+
+        /** The slot of bin {@code bin}. */
+        int at(int bin) {
+            return bin << stride;
         }
 
         Object binAcquire(int slot) {
@@ -349,21 +385,21 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
         }
 
         void bucketMade(KeyTable<?> table) {
-            int now = (int) BUCKETS.getAndAdd(this, 1) + 1;
+            int now = buckets.add(1);
             if (now > length() >>> 3) {
                 table.grow(this);
             }
         }
 
         void bucketGone() {
-            BUCKETS.getAndAdd(this, -1);
+            buckets.add(-1);
         }
 
         /** B3: moves bin {@code bin} into {@code n}; returns the buckets it made there. */
         int migrate(int bin, Bins n) {
-            int from = bin << STRIDE_SHIFT;
-            int lo = (2 * bin) << STRIDE_SHIFT;
-            int hi = (2 * bin + 1) << STRIDE_SHIFT;
+            int from = at(bin);
+            int lo = n.at(2 * bin);
+            int hi = n.at(2 * bin + 1);
             for (;;) {
                 Object c = binAcquire(from);
                 assert !(c instanceof Bins) : "a bin moved twice";
@@ -403,14 +439,24 @@ public final class KeyTable<N extends KeyTable.Node<?>> {
         }
     }
 
+    /** A table's bucket count, in an object of its own (part 1). */
+    private static final class Count {
+        volatile int n;
+
+        /** Adds {@code delta} and returns the new count. */
+        int add(int delta) {
+            return (int) COUNT.getAndAdd(this, delta) + delta;
+        }
+    }
+
     private static final VarHandle BIN = MethodHandles.arrayElementVarHandle(Object[].class);
-    private static final VarHandle BUCKETS;
+    private static final VarHandle COUNT;
     private static final VarHandle NEXT;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            BUCKETS = lookup.findVarHandle(Bins.class, "buckets", int.class);
+            COUNT = lookup.findVarHandle(Count.class, "n", int.class);
             NEXT = lookup.findVarHandle(Bins.class, "next", Bins.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);

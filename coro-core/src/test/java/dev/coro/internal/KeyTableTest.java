@@ -138,6 +138,22 @@ class KeyTableTest {
     }
 
     /**
+     * A small table spreads its bins a cache line apart (16 slots each), so that two workers on two
+     * keys never write one line; a table of more than 64 bins keeps them adjacent, so a table of many
+     * keys costs one slot per bin, not sixteen.
+     */
+    @Test
+    void aSmallTableSpreadsItsBinsALineApartAndALargeOneKeepsThemAdjacent() {
+        KeyTable<Node<Integer>> table = new KeyTable<>(16);
+        assertEquals(16 * 16, table.slots(), "16 bins, 16 slots each");
+        for (int k = 0; k < 2_000; k++) {
+            assertNull(table.putIfAbsent(new Node<>(k)));
+        }
+        assertTrue(table.bins() > 64, "2,000 keys in " + table.bins() + " bins");
+        assertEquals(table.bins(), table.slots(), "a large table: one slot per bin");
+    }
+
+    /**
      * Two keys that share a bin, placed and removed 10,000 times, leave the table its size: a bucket
      * that goes away is counted out (found by mutation: without that, every bucket made counted
      * towards growth for ever, and a churn of two keys doubled the table again and again).
