@@ -178,7 +178,7 @@ final class InjectionQueue {
     Runnable poll(int shard) {
         Shard[] s = shards;
         for (int k = 0; k < s.length; k++) {
-            Runnable task = take(s[(shard + k) & mask]);
+            Runnable task = take(s[(shard + k) & mask], null, 1);
             if (task != null) {
                 return task;
             }
@@ -199,7 +199,7 @@ final class InjectionQueue {
         assert max >= 1 && dst.room() >= max - 1;
         Shard[] s = shards;
         for (int k = 0; k < s.length; k++) {
-            Runnable task = takeBatch(s[(shard + k) & mask], dst, max);
+            Runnable task = take(s[(shard + k) & mask], dst, max);
             if (task != null) {
                 return task;
             }
@@ -207,35 +207,12 @@ final class InjectionQueue {
         return null;
     }
 
-    /** Takes the oldest task of {@code s}, or returns null when it is empty. */
-    private static Runnable take(Shard s) {
-        Segment seg = s.headVolatile();
-        for (;;) {
-            Runnable[] a = seg.slots;
-            int h = seg.headVolatile();
-            if (h == a.length) {
-                Segment next = seg.nextVolatile();
-                if (next == null) {
-                    return null; // every slot of the last segment taken
-                }
-                s.casHead(seg, next); // or another consumer moved it already
-                seg = next;
-                continue;
-            }
-            Runnable x = slotVolatile(a, h);
-            if (x == null) {
-                return null; // I1, I2: nothing written at or after h
-            }
-            if (x != TAKEN && casSlot(a, h, x, TAKEN)) { // I3
-                seg.advanceHead(h + 1);
-                return x;
-            }
-            seg.advanceHead(h + 1); // taken by another: help head past it (I1)
-        }
-    }
-
-    /** As {@link #take}, then the batch described at {@link #pollInto}. */
-    private static Runnable takeBatch(Shard s, WorkQueue dst, int max) {
+    /**
+     * Takes the oldest task of {@code s} (null when it is empty) and, unless it is a chunk, up to
+     * {@code max} - 1 tasks after it into {@code dst} (the batch described at {@link #pollInto};
+     * {@code dst} is not used when {@code max} is 1).
+     */
+    private static Runnable take(Shard s, WorkQueue dst, int max) {
         Segment seg = s.headVolatile();
         for (;;) {
             Runnable[] a = seg.slots;
@@ -354,7 +331,7 @@ final class InjectionQueue {
     void drainTo(List<Runnable> sink) {
         for (Shard s : shards) {
             Runnable t;
-            while ((t = take(s)) != null) {
+            while ((t = take(s, null, 1)) != null) {
                 if (t instanceof WorkStealingPool.Chunk c) {
                     sink.addAll(List.of(c.tasks()));
                 } else {
