@@ -45,7 +45,11 @@ final class WorkQueue extends WorkQueueFields {
      *    or the read of tail that shows fewer than n (real only grows, so fewer still held then);
      *    CONTENDED (another steal in progress) is not a queue state and is its own result.
      *    stealHalfInto is stealInto with n computed from a size read just before; it is not one
-     *    atomic step (the size may grow meanwhile), only "some older half". size: its read of
+     *    atomic step (the size may grow meanwhile), only "some older half". It takes no more than
+     *    the thief's own room plus one: that room counts [s, tail), so slots that a thief of the
+     *    thief's queue claimed are not free until its finish, even after the owner popped every
+     *    task behind them (a queue that is empty by real == tail may have no room; writing there
+     *    would overwrite slots a paused thief has yet to copy). size: its read of
      *    tail, between two reads of head that agree.
      *
      * 4. Invariants.
@@ -218,7 +222,9 @@ final class WorkQueue extends WorkQueueFields {
      * pushes the others into {@code dst}, oldest first. Called by {@code dst}'s owner. Built on
      * {@link #stealInto}; retries only when the queue shrank under it.
      *
-     * @param dst the calling thread's own queue, which must have room for half this queue's capacity
+     * @param dst the calling thread's own queue; no more is taken than it has room for, plus the
+     *     task returned (its room counts slots a thief of {@code dst} has claimed and not finished
+     *     copying: an empty queue whose thief is paused may have no room at all)
      * @return a task to run; null if this queue was empty; {@link #CONTENDED} if another thief is
      *     stealing from it right now
      */
@@ -228,11 +234,25 @@ final class WorkQueue extends WorkQueueFields {
             if (size <= 0) {
                 return null;
             }
-            Runnable task = stealInto(dst, size - size / 2);
+            Runnable task = stealInto(dst, Math.min(size - size / 2, dst.room() + 1));
             if (task != null) {
                 return task;
             }
         }
+    }
+
+    /**
+     * Test seam: claims the {@code n} oldest tasks as {@link #stealInto} does and stops there, as a
+     * thief preempted between its claim and its copy (the slots stay claimed for good).
+     *
+     * @param n how many to claim
+     * @return whether the claim succeeded
+     */
+    boolean claimOnlyForTest(int n) {
+        long h = headVolatile();
+        int s = steal(h);
+        int r = real(h);
+        return s == r && tailAcquire() - r >= n && caxHead(h, pack(s, r + n)) == h;
     }
 
     /**

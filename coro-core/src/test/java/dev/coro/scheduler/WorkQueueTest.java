@@ -2,6 +2,8 @@ package dev.coro.scheduler;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -138,5 +140,35 @@ class WorkQueueTest {
             out.add(value(r));
         }
         return out;
+    }
+
+    /**
+     * A thief whose own queue is empty by its count, but whose slots are still claimed by a paused
+     * thief of its own, has no room: it takes one task and pushes nothing. Found by ChannelStressTest
+     * on 8 workers over 2 cores ("no room to steal into"): the queue was full, a thief claimed half
+     * and was preempted, the owner popped the rest and went stealing with a half-sized batch, which
+     * would have written over the slots the paused thief had yet to copy.
+     */
+    @Test
+    void aThiefWhoseOwnSlotsAreClaimedByAPausedThiefTakesOnlyWhatFits() {
+        WorkQueue own = new WorkQueue();
+        for (int i = 0; i < WorkQueue.CAPACITY; i++) {
+            assertTrue(own.push(() -> { }));
+        }
+        assertTrue(own.claimOnlyForTest(WorkQueue.CAPACITY / 2), "the paused thief's claim");
+        for (int i = 0; i < WorkQueue.CAPACITY / 2; i++) {
+            assertNotNull(own.pop());
+        }
+        assertNull(own.pop(), "empty by its owner's count");
+        assertEquals(0, own.room(), "but every slot is still taken");
+        WorkQueue victim = new WorkQueue();
+        for (int i = 0; i < 10; i++) {
+            assertTrue(victim.push(() -> { }));
+        }
+        Runnable task = victim.stealHalfInto(own);
+        assertNotNull(task);
+        assertNotSame(WorkQueue.CONTENDED, task);
+        assertEquals(9, victim.size(), "one task taken, no more");
+        assertEquals(0, own.room(), "nothing pushed over the claimed slots");
     }
 }
