@@ -262,6 +262,8 @@ class RedisCapacityGateTest extends RedisGateTestBase {
     void closeCancelsWaitersAndLaterCallsButLetsAdmittedWorkFinish(RedisServer redis) throws Exception {
         RedisCapacityGate a = gate(redis, 1);
         RedisCapacityGate b = gate(redis, 1);
+        List<String> heard = Collections.synchronizedList(new ArrayList<>());
+        a.addListener((outcome, waited) -> heard.add(outcome.toString()));
         Holder holder = hold(a::within);
         AtomicBoolean ran = new AtomicBoolean();
         TaskHandle<Void> waiter = start(a.within(Task.fromRunnable(() -> ran.set(true))));
@@ -274,6 +276,7 @@ class RedisCapacityGateTest extends RedisGateTestBase {
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.within(Task.fromRunnable(() -> ran.set(true))))));
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.tryWithin(Task.fromRunnable(() -> ran.set(true))))));
         assertFalse(ran.get());
+        assertEquals(List.of("ADMITTED", "CANCELLED"), heard, "the waiter close ended is reported cancelled");
         assertFalse(holder.handle.isDone(), "admitted work runs on");
         holder.release();
         assertEquals("b", await(start(b.within(Task.value("b")))), "the closed gate's slot came back");

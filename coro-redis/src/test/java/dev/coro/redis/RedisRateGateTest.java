@@ -212,6 +212,8 @@ class RedisRateGateTest extends RedisGateTestBase {
     void closeCancelsWaitersAndLaterCallsAndGivesTheReservationBack(RedisServer redis) throws Exception {
         RedisRateGate a = slow(redis, 1);
         RedisRateGate b = slow(redis, 1);
+        List<String> heard = Collections.synchronizedList(new ArrayList<>());
+        a.addListener((outcome, waited) -> heard.add(outcome.toString()));
         assertEquals(1, await(start(a.tryWithin(Task.value(1)))));
         long spent = tat(redis);
         AtomicBoolean ran = new AtomicBoolean();
@@ -225,6 +227,7 @@ class RedisRateGateTest extends RedisGateTestBase {
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.within(Task.fromRunnable(() -> ran.set(true))))));
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.tryWithin(Task.fromRunnable(() -> ran.set(true))))));
         assertFalse(ran.get());
+        assertEquals(List.of("ADMITTED", "CANCELLED"), heard, "the waiter close ended is reported cancelled");
         assertEquals(0, a.queueLength());
         awaitCondition("the closed gate's reservation given back", BOUND, () -> tat(redis) == spent);
         start(b.within(Task.value(2)));
