@@ -49,10 +49,11 @@ final class LeaseQueue {
      *      coro:gate:{N}:released pub/sub channel: the ids of the queued waiters of one lane that its
      *                                    free slots could admit now, told when a slot or place is freed
      *    A waiter's id is its lease id once admitted. Locally, per gate object: live (a LiveWaiters:
-     *    id -> Waiter, every acquisition from its first dispatch until it ends); lanes (lane key -> Lane, while a
-     *    live waiter uses it: a use count under the map's bin lock); per Lane, queued (ticket ->
-     *    Waiter, the waiters with a place in the lane's Redis queue, in FIFO order). Waiter.state,
-     *    guarded by the waiter's monitor (held only to read and set it, never across a round trip):
+     *    id -> Waiter, every acquisition from its first dispatch until it ends); lanes (lane key ->
+     *    Lane, while a live waiter uses it: a use count under the map's bin lock); per Lane, queued
+     *    (ticket -> Waiter, the waiters with a place in the lane's Redis queue, in FIFO order).
+     *    Waiter.state, guarded by the waiter's monitor (held only to read and set it, never across a
+     *    round trip):
      *      NEW       its first ACQUIRE is being sent or is in flight
      *      QUEUED    Redis holds its place; it waits for a notice or the re-check
      *      ADMITTED  Redis holds its lease; its work runs (lost: a renewal found it gone)
