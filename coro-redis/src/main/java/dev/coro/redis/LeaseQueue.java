@@ -13,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -49,11 +48,12 @@ final class LeaseQueue {
      *                                    next = max(current + 1, TIME in microseconds)
      *      coro:gate:{N}:released pub/sub channel: the ids of the queued waiters of one lane that its
      *                                    free slots could admit now, told when a slot or place is freed
-     *    A waiter's id is its lease id once admitted. Locally, per gate object: live (id -> Waiter,
-     *    every acquisition from its first dispatch until it ends); lanes (lane key -> Lane, while a
-     *    live waiter uses it: a use count under the map's bin lock); per Lane, queued (ticket ->
-     *    Waiter, the waiters with a place in the lane's Redis queue, in FIFO order). Waiter.state,
-     *    guarded by the waiter's monitor (held only to read and set it, never across a round trip):
+     *    A waiter's id is its lease id once admitted. Locally, per gate object: live (a LiveWaiters:
+     *    id -> Waiter, every acquisition from its first dispatch until it ends); lanes (lane key ->
+     *    Lane, while a live waiter uses it: a use count under the map's bin lock); per Lane, queued
+     *    (ticket -> Waiter, the waiters with a place in the lane's Redis queue, in FIFO order).
+     *    Waiter.state, guarded by the waiter's monitor (held only to read and set it, never across a
+     *    round trip):
      *      NEW       its first ACQUIRE is being sent or is in flight
      *      QUEUED    Redis holds its place; it waits for a notice or the re-check
      *      ADMITTED  Redis holds its lease; its work runs (lost: a renewal found it gone)
@@ -104,7 +104,8 @@ final class LeaseQueue {
      * 7. Cancellation races. Cancel against the reply that admits: the state under the monitor decides;
      *    if the completer refuses the hand-over, its cancel action sends CANCEL (I2). Close against
      *    a new acquisition: the acquisition registers in live, then reads closed; close writes closed,
-     *    then cancels everything in live; one of them sees the other.
+     *    then cancels everything in live; one of them sees the other (LiveWaiters, shared with the
+     *    rate gate, does both sides).
      *
      * 8. Round trips. Admission at once: 1 (ACQUIRE). Admission after a wait: 2 (ACQUIRE new, then
      *    ACQUIRE queued after a notice naming it) plus the re-checks while nothing is freed (one per
@@ -147,21 +148,16 @@ final class LeaseQueue {
     private final Scheduler timers;
     private final String prefix;
     private final String channel;
-    /** The prefix of this gate object's waiter ids: random, so ids are unique across the fleet. */
-    private final String idPrefix = UUID.randomUUID() + ":";
 
     private final GateLink link;
 
-    private final AtomicLong nextId = new AtomicLong();
-    private final Map<String, Waiter> live = new ConcurrentHashMap<>();
+    private final LiveWaiters<Waiter> live = new LiveWaiters<>(this::end);
     private final ConcurrentHashMap<String, Lane> lanes = new ConcurrentHashMap<>();
     /** How many waiters of this gate object hold a place in a Redis queue (the sum of the lanes'). */
     private final AtomicInteger queuedCount = new AtomicInteger();
     private final AtomicBoolean shutDown = new AtomicBoolean();
-    private final WaitReports reports = new WaitReports();
     /** When (System.nanoTime) the last renewal that succeeded was sent. */
     private volatile long lastRenewal = System.nanoTime();
-    private volatile boolean closed;
     private volatile Cancellable renewTimer;
     private volatile Cancellable recheckTimer;
 
@@ -213,21 +209,13 @@ final class LeaseQueue {
 
     /** Ends every waiter of this gate object, cancelled; later acquisitions are cancelled; idempotent. */
     void close() {
-        if (closed) {
-            return;
+        if (live.close()) {
+            maybeShutDown();
         }
-        closed = true;
-        for (Waiter w : live.values()) {
-            if (end(w, false)) {
-                report(w, WaitListener.Outcome.CANCELLED);
-                w.completer.cancel();
-            }
-        }
-        maybeShutDown();
     }
 
     boolean isClosed() {
-        return closed;
+        return live.isClosed();
     }
 
     String name() {
@@ -239,7 +227,7 @@ final class LeaseQueue {
     }
 
     void addListener(WaitListener listener) {
-        reports.add(listener);
+        live.addListener(listener);
     }
 
     /** The waiters of this gate object with a place in a Redis queue: a snapshot. */
@@ -276,14 +264,8 @@ final class LeaseQueue {
     }
 
     /** One acquisition: its id (the lease id once admitted), its lane, its completer and its state. */
-    static final class Waiter {
-        final String id;
+    static final class Waiter extends LiveWaiters.Entry<Waiter> {
         private final Lane lane;
-        final Completer<Waiter> completer;
-        /** Whether it is a try: refused without waiting, never reported but when admitted. */
-        final boolean trying;
-        /** When it started, by System.nanoTime. */
-        final long startNanos = System.nanoTime();
         /** Guarded by this. */
         int state = NEW;
         /** Guarded by this: whether its first ACQUIRE was dispatched. */
@@ -300,10 +282,8 @@ final class LeaseQueue {
         long noticesAtDispatch;
 
         private Waiter(String id, Lane lane, Completer<Waiter> completer, boolean trying) {
-            this.id = id;
+            super(id, completer, trying);
             this.lane = lane;
-            this.completer = completer;
-            this.trying = trying;
         }
 
         synchronized int state() {
@@ -337,17 +317,8 @@ final class LeaseQueue {
             used.users++; // I6
             return used;
         });
-        Waiter w = new Waiter(idPrefix + nextId.incrementAndGet(), lane, completer, MODE_TRY.equals(mode));
-        live.put(w.id, w);
-        completer.onCancel(() -> {
-            if (end(w, true)) {
-                report(w, WaitListener.Outcome.CANCELLED);
-            }
-        });
-        if (closed) { // after live.put: close() either sees w or is seen here (7)
-            if (end(w, false)) {
-                completer.cancel();
-            }
+        Waiter w = new Waiter(live.nextId(), lane, completer, MODE_TRY.equals(mode));
+        if (!live.register(w)) { // closed: w ended (7)
             return;
         }
         synchronized (w) {
@@ -402,7 +373,7 @@ final class LeaseQueue {
                 unqueue(w);
             }
             if (w.completer.complete(w)) { // refused only if cancelled first: its cancel action sent CANCEL
-                reports.tell(WaitListener.Outcome.ADMITTED, ticket == 0 ? 0 : System.nanoTime() - w.startNanos);
+                live.admitted(ticket == 0 ? 0 : System.nanoTime() - w.startNanos);
             }
             return slotsLeft;
         }
@@ -461,10 +432,7 @@ final class LeaseQueue {
     }
 
     private void fail(Waiter w, String operation, Throwable error) {
-        if (end(w, false)) {
-            report(w, WaitListener.Outcome.TIMED_OUT);
-            w.completer.fail(link.failure(operation, error));
-        }
+        live.fail(w, () -> link.failure(operation, error));
     }
 
     private void unqueue(Waiter w) {
@@ -475,7 +443,7 @@ final class LeaseQueue {
 
     /** Drops {@code w} from this gate object's maps; the first call for it gives up its lane (I6). */
     private void forget(Waiter w) {
-        if (live.remove(w.id, w)) {
+        if (live.remove(w)) {
             if (w.ticket != 0) {
                 unqueue(w);
             }
@@ -519,13 +487,6 @@ final class LeaseQueue {
         }
     }
 
-    /** Reports a wait that ended without admission (a try's is not a wait: not reported). */
-    private void report(Waiter w, WaitListener.Outcome outcome) {
-        if (!w.trying) {
-            reports.tell(outcome, System.nanoTime() - w.startNanos);
-        }
-    }
-
     // ---------------------------------------------------------------- wake-ups
 
     /**
@@ -534,6 +495,7 @@ final class LeaseQueue {
      */
     private void onNotice(String heads) {
         Lane pumped = null;
+        String idPrefix = live.idPrefix();
         for (int at = heads.indexOf(idPrefix); at >= 0; at = heads.indexOf(idPrefix, at + 1)) {
             if (at == 0 || heads.charAt(at - 1) == ' ') {
                 int end = heads.indexOf(' ', at);
@@ -605,7 +567,7 @@ final class LeaseQueue {
             return;
         }
         Map<Lane, List<Waiter>> byLane = new LinkedHashMap<>();
-        for (Waiter w : live.values()) {
+        for (Waiter w : live.all()) {
             if (w.renewable()) {
                 byLane.computeIfAbsent(w.lane, l -> new ArrayList<>()).add(w);
             }
@@ -677,7 +639,7 @@ final class LeaseQueue {
     // ---------------------------------------------------------------- Redis
 
     private void maybeShutDown() {
-        if (closed && live.isEmpty() && link.idle() && shutDown.compareAndSet(false, true)) {
+        if (live.closedAndDrained() && link.idle() && shutDown.compareAndSet(false, true)) {
             stop();
             link.closeAsync();
         }

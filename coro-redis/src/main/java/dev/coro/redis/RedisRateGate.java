@@ -10,15 +10,11 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 
 /**
@@ -119,9 +115,9 @@ public final class RedisRateGate implements Gate {
      *    The key expires at tat (PEXPIRE, rounded up to the millisecond): absent means full. Why a
      *    reservation model (the slot decided at arrival, the waiter sleeping on its own timer) rather
      *    than a queue with wake-ups: a rate's slots are known at arrival, so one round trip decides and
-     *    no notice, re-check or lease is needed. Locally, per gate object: live (id -> Waiter, every
-     *    request from its dispatch until it ends). Waiter.state, guarded by its monitor (held only to
-     *    read and set it, never across a round trip):
+     *    no notice, re-check or lease is needed. Locally, per gate object: live (a LiveWaiters:
+     *    id -> Waiter, every request from its dispatch until it ends). Waiter.state, guarded by its
+     *    monitor (held only to read and set it, never across a round trip):
      *      NEW      its ACQUIRE is being sent or is in flight
      *      WAITING  reserved; its timer is armed for the slot
      *      ADMITTED handed over (or being handed over) to its work
@@ -160,7 +156,8 @@ public final class RedisRateGate implements Gate {
      *    nothing. Cancel against the hand-over: if the completer refuses complete(), its cancel action
      *    ends the waiter from ADMITTED and sends CANCEL (the work never ran). Close against a new
      *    request: the request registers in live, then reads closed; close writes closed, then cancels
-     *    everything in live; one of them sees the other.
+     *    everything in live; one of them sees the other (LiveWaiters, shared with LeaseQueue, does
+     *    both sides).
      *
      * 8. Round trips. 1 per admission (ACQUIRE); 1 more per waiter cancelled after reserving (CANCEL).
      *
@@ -194,17 +191,12 @@ public final class RedisRateGate implements Gate {
     private final String[] keys;
     private final String intervalArg;
     private final String burstArg;
-    /** The prefix of this gate object's request ids: random, so ids are unique across the fleet. */
-    private final String idPrefix = UUID.randomUUID() + ":";
 
     private final GateLink link;
 
-    private final AtomicLong nextId = new AtomicLong();
-    private final Map<String, Waiter> live = new ConcurrentHashMap<>();
+    private final LiveWaiters<Waiter> live = new LiveWaiters<>(this::end);
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicBoolean shutDown = new AtomicBoolean();
-    private final WaitReports reports = new WaitReports();
-    private volatile boolean closed;
 
     private final Task<Waiter> enter = Task.create(completer -> enter(completer, MODE_WAIT));
     private final Task<Waiter> tryEnter = Task.create(completer -> enter(completer, MODE_TRY));
@@ -449,17 +441,9 @@ public final class RedisRateGate implements Gate {
      */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        if (live.close()) {
+            maybeShutDown();
         }
-        closed = true;
-        for (Waiter w : live.values()) {
-            if (end(w, false)) {
-                report(w, WaitListener.Outcome.CANCELLED);
-                w.completer.cancel();
-            }
-        }
-        maybeShutDown();
     }
 
     /**
@@ -469,7 +453,7 @@ public final class RedisRateGate implements Gate {
      */
     @Override
     public boolean isClosed() {
-        return closed;
+        return live.isClosed();
     }
 
     /**
@@ -516,7 +500,7 @@ public final class RedisRateGate implements Gate {
      */
     @Override
     public void addListener(WaitListener listener) {
-        reports.add(listener);
+        live.addListener(listener);
     }
 
     /**
@@ -534,19 +518,13 @@ public final class RedisRateGate implements Gate {
     @Override
     public String toString() {
         return "RedisRateGate[name=" + name + ", interval=" + intervalMicros + "us, burst=" + burst
-                + ", waiting here=" + waiting.get() + (closed ? ", closed]" : "]");
+                + ", waiting here=" + waiting.get() + (live.isClosed() ? ", closed]" : "]");
     }
 
     // ---------------------------------------------------------------- requests
 
     /** One request: its id (the reservation's), its completer and its state. */
-    private static final class Waiter {
-        final String id;
-        final Completer<Waiter> completer;
-        /** Whether it is a try: refused without waiting, never reported but when admitted. */
-        final boolean trying;
-        /** When it started, by System.nanoTime. */
-        final long startNanos = System.nanoTime();
+    private static final class Waiter extends LiveWaiters.Entry<Waiter> {
         /** Guarded by this. */
         int state = NEW;
         /** Guarded by this: whether Redis may hold a reservation of it (its ACQUIRE was sent, not refused). */
@@ -557,24 +535,13 @@ public final class RedisRateGate implements Gate {
         long slot;
 
         Waiter(String id, Completer<Waiter> completer, boolean trying) {
-            this.id = id;
-            this.completer = completer;
-            this.trying = trying;
+            super(id, completer, trying);
         }
     }
 
     private void enter(Completer<Waiter> completer, String mode) {
-        Waiter w = new Waiter(idPrefix + nextId.incrementAndGet(), completer, MODE_TRY.equals(mode));
-        live.put(w.id, w);
-        completer.onCancel(() -> {
-            if (end(w, true)) {
-                report(w, WaitListener.Outcome.CANCELLED);
-            }
-        });
-        if (closed) { // after live.put: close() either sees w or is seen here (7)
-            if (end(w, false)) {
-                completer.cancel();
-            }
+        Waiter w = new Waiter(live.nextId(), completer, MODE_TRY.equals(mode));
+        if (!live.register(w)) { // closed: w ended (7)
             return;
         }
         synchronized (w) {
@@ -635,7 +602,7 @@ public final class RedisRateGate implements Gate {
     private void handOver(Waiter w, long waited) {
         forget(w);
         if (w.completer.complete(w)) { // refused only if cancelled first: its cancel action gave it back
-            reports.tell(WaitListener.Outcome.ADMITTED, waited);
+            live.admitted(waited);
         }
     }
 
@@ -673,26 +640,16 @@ public final class RedisRateGate implements Gate {
     }
 
     private void fail(Waiter w, Throwable error) {
-        if (end(w, false)) {
-            report(w, WaitListener.Outcome.TIMED_OUT);
-            w.completer.fail(link.failure("acquire", error));
-        }
+        live.fail(w, () -> link.failure("acquire", error));
     }
 
     private void forget(Waiter w) {
-        live.remove(w.id, w);
+        live.remove(w);
         maybeShutDown();
     }
 
     private void sendCancel(Waiter w) {
         eval(CANCEL, ScriptOutputType.INTEGER, w.id);
-    }
-
-    /** Reports a wait that ended without admission (a try's is not a wait: not reported). */
-    private void report(Waiter w, WaitListener.Outcome outcome) {
-        if (!w.trying) {
-            reports.tell(outcome, System.nanoTime() - w.startNanos);
-        }
     }
 
     // ---------------------------------------------------------------- Redis
@@ -703,7 +660,7 @@ public final class RedisRateGate implements Gate {
     }
 
     private void maybeShutDown() {
-        if (closed && live.isEmpty() && link.idle() && shutDown.compareAndSet(false, true)) {
+        if (live.closedAndDrained() && link.idle() && shutDown.compareAndSet(false, true)) {
             link.closeAsync();
         }
     }

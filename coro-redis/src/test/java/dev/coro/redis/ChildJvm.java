@@ -1,5 +1,6 @@
 package dev.coro.redis;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import java.io.BufferedReader;
@@ -15,6 +16,8 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A child JVM on the test's class path, for the fleet tests: its output lines arrive in a queue, and
@@ -106,5 +109,44 @@ final class ChildJvm implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The child JVMs of one test, killed after it ({@code kill -9}, as {@link #close()}). A fleet
+     * test registers one per test instance:
+     *
+     * {@snippet :
+     * @RegisterExtension
+     * final ChildJvm.Fleet children = new ChildJvm.Fleet();
+     * }
+     */
+    static final class Fleet implements AfterEachCallback {
+        private final List<ChildJvm> members = new ArrayList<>();
+
+        /** Starts a member, as {@link ChildJvm#start}, to be killed after the test. */
+        ChildJvm start(Class<?> main, Object... args) throws IOException {
+            ChildJvm c = ChildJvm.start(main, args);
+            members.add(c);
+            return c;
+        }
+
+        /** The members, in the order they started. */
+        List<ChildJvm> members() {
+            return members;
+        }
+
+        /** Waits for every member to exit and checks that each exited with status 0. */
+        void assertExitedCleanly() throws InterruptedException {
+            for (ChildJvm c : members) {
+                assertEquals(0, c.process().waitFor(), "the child's exit status");
+            }
+        }
+
+        @Override
+        public void afterEach(ExtensionContext context) throws InterruptedException {
+            for (ChildJvm c : members) {
+                c.close();
+            }
+        }
     }
 }

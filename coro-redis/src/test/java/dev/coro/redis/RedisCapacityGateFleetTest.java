@@ -11,28 +11,20 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@link RedisCapacityGate} across real JVMs: child processes ({@link FleetMember}) share one gate. */
 @ExtendWith(RedisServerExtension.class)
 class RedisCapacityGateFleetTest {
-    private final List<ChildJvm> children = new ArrayList<>();
-
-    @AfterEach
-    void killChildren() throws InterruptedException {
-        for (ChildJvm c : children) {
-            c.close();
-        }
-    }
+    @RegisterExtension
+    final ChildJvm.Fleet children = new ChildJvm.Fleet();
 
     /** A child JVM on this test's class path, a member of the fleet. */
     private ChildJvm child(RedisServer redis, String name, int capacity, long leaseMillis, String mode, int count)
             throws IOException {
-        ChildJvm c = ChildJvm.start(FleetMember.class, redis.port(), name, capacity, leaseMillis, mode, count);
-        children.add(c);
-        return c;
+        return children.start(FleetMember.class, redis.port(), name, capacity, leaseMillis, mode, count);
     }
 
     @Test
@@ -51,9 +43,7 @@ class RedisCapacityGateFleetTest {
         assertTrue(most >= 2, "the members did run at once: " + most);
         assertEquals("0", redis.admin().get(FleetMember.insideKey(name)));
         redis.admin().del(FleetMember.insideKey(name));
-        for (ChildJvm c : children) {
-            assertEquals(0, c.process().waitFor(), "the child's exit status");
-        }
+        children.assertExitedCleanly();
     }
 
     @Test
@@ -69,7 +59,7 @@ class RedisCapacityGateFleetTest {
                     gate.tryWithin(Task.value(1)).outcome().toCompletableFuture().get(10, SECONDS),
                     "the child holds both slots");
 
-            children.get(0).close(); // kill -9: no release, no renewal
+            children.members().get(0).close(); // kill -9: no release, no renewal
 
             List<java.util.concurrent.CompletableFuture<Long>> next = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
@@ -88,7 +78,7 @@ class RedisCapacityGateFleetTest {
         long lease = 300;
         ChildJvm holder = child(redis, name, 1, lease, "hold", 1);
         long held = Long.parseLong(holder.next("held ").substring(5));
-        long pid = children.get(0).process().pid();
+        long pid = children.members().get(0).process().pid();
         try (RedisCapacityGate gate = RedisCapacityGate.builder(redis.client(), name, 1)
                 .leaseTime(Duration.ofMillis(lease)).recheckInterval(Duration.ofMillis(100)).open()) {
             signal("STOP", pid); // a long pause: no renewal reaches Redis

@@ -21,28 +21,12 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** {@link RedisCapacityGate} against a real redis-server: two gate objects play two JVMs. */
-@ExtendWith(RedisServerExtension.class)
-class RedisCapacityGateTest {
-    private static final Duration BOUND = Duration.ofSeconds(10);
-    private static final Duration SHORT_LEASE = Duration.ofMillis(300);
-    /** The live gate's lease in the dead-holder tests: long, so a stalled machine never lets its own place lapse. */
-    private static final Duration SURVIVOR_LEASE = Duration.ofSeconds(10);
-
-    private final List<RedisCapacityGate> opened = new ArrayList<>();
-    private final List<TaskHandle<?>> started = new ArrayList<>();
-    private String name;
-
-    @AfterEach
-    void closeAll() {
-        started.forEach(TaskHandle::cancel);
-        opened.forEach(RedisCapacityGate::close);
+class RedisCapacityGateTest extends RedisGateTestBase {
+    RedisCapacityGateTest() {
+        super("test-");
     }
 
     private RedisCapacityGate gate(RedisServer redis, int capacity) {
@@ -50,45 +34,15 @@ class RedisCapacityGateTest {
     }
 
     private RedisCapacityGate gate(RedisServer redis, int capacity, Duration lease) {
-        RedisCapacityGate g = RedisCapacityGate.builder(redis.client(), name, capacity)
+        return opened(RedisCapacityGate.builder(redis.client(), name, capacity)
                 .leaseTime(lease)
                 .recheckInterval(Duration.ofMillis(200))
                 .redisTimeout(Duration.ofSeconds(5))
-                .open();
-        opened.add(g);
-        return g;
-    }
-
-    private <T> TaskHandle<T> start(Task<T> task) {
-        TaskHandle<T> h = task.start();
-        started.add(h);
-        return h;
-    }
-
-    private static <T> T await(TaskHandle<T> h) throws Exception {
-        return h.toCompletableFuture().get(BOUND.toSeconds(), SECONDS);
-    }
-
-    private static <T> Outcome<T> outcome(TaskHandle<T> h) throws Exception {
-        return h.outcome().toCompletableFuture().get(BOUND.toSeconds(), SECONDS);
-    }
-
-    private long queued(RedisServer redis) {
-        return redis.admin().zcard("coro:gate:{" + name + "}:queue");
+                .open());
     }
 
     private long holders(RedisServer redis) {
-        return redis.admin().zcard("coro:gate:{" + name + "}:holders");
-    }
-
-    /** A work that signals it runs, then waits for {@code release}. */
-    private static Task<Void> holding(CountDownLatch running, Promise<Void> release) {
-        return Task.fromRunnable(running::countDown).then(release.task());
-    }
-
-    @BeforeEach
-    void name(TestInfo info) {
-        name = "test-" + info.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
+        return redis.admin().zcard(key("holders"));
     }
 
     @Test
@@ -117,10 +71,7 @@ class RedisCapacityGateTest {
     void waitersAreAdmittedInQueueOrderAcrossClients(RedisServer redis) throws Exception {
         RedisCapacityGate a = gate(redis, 1);
         RedisCapacityGate b = gate(redis, 1);
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(a::within);
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         List<TaskHandle<Void>> waiters = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
@@ -130,8 +81,7 @@ class RedisCapacityGateTest {
             long expected = i + 1;
             awaitCondition("waiter " + i + " queued", BOUND, () -> queued(redis) == expected);
         }
-        release.complete(null);
-        await(holder);
+        holder.release();
         for (TaskHandle<Void> w : waiters) {
             await(w);
         }
@@ -142,10 +92,7 @@ class RedisCapacityGateTest {
     void aCancelledWaiterLeavesNoPlaceAndNoSlot(RedisServer redis) throws Exception {
         RedisCapacityGate a = gate(redis, 1);
         RedisCapacityGate b = gate(redis, 1);
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(a::within);
         AtomicBoolean ran = new AtomicBoolean();
         TaskHandle<Void> waiter = start(b.within(Task.fromRunnable(() -> ran.set(true))));
         awaitCondition("the waiter queued", BOUND, () -> queued(redis) == 1);
@@ -155,8 +102,7 @@ class RedisCapacityGateTest {
         assertInstanceOf(Outcome.Cancelled.class, outcome(waiter));
         awaitCondition("the cancelled waiter's place removed", BOUND,
                 () -> queued(redis) == 0 && redis.admin().exists("coro:gate:{" + name + "}:waiters") == 0);
-        release.complete(null);
-        await(holder);
+        holder.release();
         assertEquals(0, holders(redis));
         assertEquals("admitted", await(start(b.tryWithin(Task.value("admitted")))), "the slot is free");
         assertFalse(ran.get(), "the cancelled waiter's work never ran");
@@ -229,10 +175,7 @@ class RedisCapacityGateTest {
     void aDeadWaiterAtTheHeadIsSkippedAfterItsLease(RedisServer redis) throws Exception {
         RedisCapacityGate dying = gate(redis, 1, SHORT_LEASE);
         RedisCapacityGate survivor = gate(redis, 1, SURVIVOR_LEASE);
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(survivor.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(survivor::within);
         AtomicBoolean deadRan = new AtomicBoolean();
         start(dying.within(Task.fromRunnable(() -> deadRan.set(true))));
         awaitCondition("the doomed waiter queued", BOUND, () -> queued(redis) == 1);
@@ -240,8 +183,7 @@ class RedisCapacityGateTest {
         awaitCondition("the survivor's waiter queued behind it", BOUND, () -> queued(redis) == 2);
 
         dying.crash(); // its place stays at the head of the queue until its lease runs out
-        release.complete(null);
-        await(holder);
+        holder.release();
 
         assertEquals("next", await(next));
         assertFalse(deadRan.get());
@@ -255,7 +197,7 @@ class RedisCapacityGateTest {
                     .leaseTime(SHORT_LEASE)
                     .redisTimeout(Duration.ofMillis(300))
                     .open();
-            opened.add(g);
+            opened(g);
             CountDownLatch holding = new CountDownLatch(1);
             TaskHandle<Void> holder = start(g.within(Task.fromRunnable(holding::countDown).then(Task.never())));
             assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
@@ -305,18 +247,14 @@ class RedisCapacityGateTest {
     void tryWithinRefusesWhenFullWithoutQueueing(RedisServer redis) throws Exception {
         RedisCapacityGate a = gate(redis, 1);
         RedisCapacityGate b = gate(redis, 1);
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(a::within);
         AtomicBoolean ran = new AtomicBoolean();
 
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(b.tryWithin(Task.fromRunnable(() -> ran.set(true))))));
 
         assertFalse(ran.get());
         assertEquals(0, queued(redis));
-        release.complete(null);
-        await(holder);
+        holder.release();
         assertEquals(7, await(start(b.tryWithin(Task.value(7)))));
     }
 
@@ -324,10 +262,9 @@ class RedisCapacityGateTest {
     void closeCancelsWaitersAndLaterCallsButLetsAdmittedWorkFinish(RedisServer redis) throws Exception {
         RedisCapacityGate a = gate(redis, 1);
         RedisCapacityGate b = gate(redis, 1);
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        List<String> heard = Collections.synchronizedList(new ArrayList<>());
+        a.addListener((outcome, waited) -> heard.add(outcome.toString()));
+        Holder holder = hold(a::within);
         AtomicBoolean ran = new AtomicBoolean();
         TaskHandle<Void> waiter = start(a.within(Task.fromRunnable(() -> ran.set(true))));
         awaitCondition("the waiter queued", BOUND, () -> queued(redis) == 1);
@@ -339,9 +276,9 @@ class RedisCapacityGateTest {
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.within(Task.fromRunnable(() -> ran.set(true))))));
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.tryWithin(Task.fromRunnable(() -> ran.set(true))))));
         assertFalse(ran.get());
-        assertFalse(holder.isDone(), "admitted work runs on");
-        release.complete(null);
-        await(holder);
+        assertEquals(List.of("ADMITTED", "CANCELLED"), heard, "the waiter close ended is reported cancelled");
+        assertFalse(holder.handle.isDone(), "admitted work runs on");
+        holder.release();
         assertEquals("b", await(start(b.within(Task.value("b")))), "the closed gate's slot came back");
         assertEquals(0, queued(redis));
         a.close(); // idempotent
@@ -415,7 +352,7 @@ class RedisCapacityGateTest {
             RedisCapacityGate g = RedisCapacityGate.builder(own.client(), "outage", 1)
                     .redisTimeout(Duration.ofMillis(300))
                     .open();
-            opened.add(g);
+            opened(g);
             assertEquals(1, await(start(g.within(Task.value(1)))));
 
             own.kill();
@@ -433,10 +370,7 @@ class RedisCapacityGateTest {
         RedisCapacityGate g = gate(redis, 1);
         List<String> heard = Collections.synchronizedList(new ArrayList<>());
         g.addListener((outcome, waited) -> heard.add(outcome + (waited > 0 ? " after a wait" : " at once")));
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(g.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(g::within);
         TaskHandle<Void> cancelled = start(g.within(Task.value(null)));
         TaskHandle<String> admitted = start(g.within(Task.value("late")));
         awaitCondition("two waiters queued", BOUND, () -> g.queueLength() == 2);
@@ -444,8 +378,7 @@ class RedisCapacityGateTest {
 
         cancelled.cancel();
         assertInstanceOf(Outcome.Cancelled.class, outcome(cancelled));
-        release.complete(null);
-        await(holder);
+        holder.release();
         assertEquals("late", await(admitted));
 
         assertEquals(List.of("ADMITTED at once", "CANCELLED after a wait", "ADMITTED after a wait"), heard);
@@ -460,7 +393,7 @@ class RedisCapacityGateTest {
                     .recheckInterval(Duration.ofMillis(100))
                     .redisTimeout(Duration.ofSeconds(2))
                     .open();
-            opened.add(g);
+            opened(g);
             CountDownLatch holding = new CountDownLatch(1);
             TaskHandle<Long> holder = start(g.withinFenced(token ->
                     Task.fromRunnable(holding::countDown).then(Task.<Long>never())));

@@ -9,9 +9,9 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link RedisKeyedSerialGate} across real JVMs: child processes ({@link KeyedFleetMember}) share one
@@ -23,21 +23,13 @@ class RedisKeyedSerialGateFleetTest {
     /** Only makes a hang fail: generous, for child JVMs on a loaded machine. */
     private static final Duration BOUND = Duration.ofSeconds(60);
 
-    private final List<ChildJvm> children = new ArrayList<>();
-
-    @AfterEach
-    void killChildren() throws InterruptedException {
-        for (ChildJvm c : children) {
-            c.close();
-        }
-    }
+    @RegisterExtension
+    final ChildJvm.Fleet children = new ChildJvm.Fleet();
 
     /** A child JVM on this test's class path, a member of the fleet. */
     private ChildJvm child(RedisServer redis, String name, long leaseMillis, String mode, int count, String keys)
             throws IOException {
-        ChildJvm c = ChildJvm.start(KeyedFleetMember.class, redis.port(), name, leaseMillis, mode, count, keys);
-        children.add(c);
-        return c;
+        return children.start(KeyedFleetMember.class, redis.port(), name, leaseMillis, mode, count, keys);
     }
 
     /** {@code most-key} and {@code most-all} of a child's {@code done} line. */
@@ -68,9 +60,7 @@ class RedisKeyedSerialGateFleetTest {
         String[] resource = KeyedFleetMember.resourceKeys(name, "k0");
         assertNull(redis.admin().get(resource[1]), "every admission's token was above the key's last one");
         assertEquals("0", redis.admin().get(resource[3]));
-        for (ChildJvm c : children) {
-            assertEquals(0, c.process().waitFor(), "the child's exit status");
-        }
+        children.assertExitedCleanly();
         awaitCondition("no per-key state left", BOUND, () -> perKeyState(redis, name).isEmpty());
         redis.admin().del(redis.admin().keys("fleet-keyed:{" + name + "}:*").toArray(String[]::new));
     }
@@ -88,7 +78,7 @@ class RedisKeyedSerialGateFleetTest {
             member.next("ready"); // its 20 operations are on their way to the key's queue
         }
 
-        children.get(0).close(); // kill -9: no release, no renewal
+        children.members().get(0).close(); // kill -9: no release, no renewal
 
         for (ChildJvm member : waiting) {
             assertEquals(1, done(member)[0], "one at a time on the key");

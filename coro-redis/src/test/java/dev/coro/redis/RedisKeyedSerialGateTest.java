@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.task.Outcome;
-import dev.coro.task.Promise;
 import dev.coro.task.Task;
 import dev.coro.task.TaskHandle;
 import java.time.Duration;
@@ -23,70 +22,28 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** {@link RedisKeyedSerialGate} against a real redis-server: two gate objects play two JVMs. */
-@ExtendWith(RedisServerExtension.class)
-class RedisKeyedSerialGateTest {
-    /** Only makes a hang fail: generous, for a loaded machine. */
-    private static final Duration BOUND = Duration.ofSeconds(30);
-    private static final Duration SHORT_LEASE = Duration.ofMillis(300);
-    /** The live gate's lease in the dead-holder tests: long, so a stalled machine never lets its own place lapse. */
-    private static final Duration SURVIVOR_LEASE = Duration.ofSeconds(10);
-
-    private final List<RedisKeyedSerialGate<?>> opened = new ArrayList<>();
-    private final List<TaskHandle<?>> started = new ArrayList<>();
-    private String name;
-
-    @BeforeEach
-    void name(TestInfo info) {
-        name = "keyed-" + info.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
-    }
-
-    @AfterEach
-    void closeAll() {
-        started.forEach(TaskHandle::cancel);
-        opened.forEach(RedisKeyedSerialGate::close);
+class RedisKeyedSerialGateTest extends RedisGateTestBase {
+    RedisKeyedSerialGateTest() {
+        super("keyed-");
     }
 
     private RedisKeyedSerialGate<String> gate(RedisServer redis, Duration lease) {
-        RedisKeyedSerialGate<String> g = RedisKeyedSerialGate.<String>builder(redis.client(), name)
+        return opened(RedisKeyedSerialGate.<String>builder(redis.client(), name)
                 .leaseTime(lease)
                 .recheckInterval(Duration.ofMillis(100))
-                .open();
-        opened.add(g);
-        return g;
-    }
-
-    private <T> TaskHandle<T> start(Task<T> task) {
-        TaskHandle<T> h = task.start();
-        started.add(h);
-        return h;
-    }
-
-    private static <T> T await(TaskHandle<T> h) throws Exception {
-        return h.toCompletableFuture().get(BOUND.toSeconds(), SECONDS);
-    }
-
-    private static <T> Outcome<T> outcome(TaskHandle<T> h) throws Exception {
-        return h.outcome().toCompletableFuture().get(BOUND.toSeconds(), SECONDS);
+                .open());
     }
 
     private long queued(RedisServer redis, String key) {
-        return redis.admin().zcard("coro:gate:{" + name + "}:queue:" + key);
+        return redis.admin().zcard(key("queue:" + key));
     }
 
     /** The Redis keys of the gate's keys (not its counter): present only while a key is in use. */
     private List<String> perKeyState(RedisServer redis) {
-        return redis.admin().keys("coro:gate:{" + name + "}:*:*");
-    }
-
-    private static Task<Void> holding(CountDownLatch running, Promise<Void> release) {
-        return Task.fromRunnable(running::countDown).then(release.task());
+        return redis.admin().keys(key("*:*"));
     }
 
     @Test
@@ -125,10 +82,7 @@ class RedisKeyedSerialGateTest {
     void differentKeysDoNotWaitForEachOther(RedisServer redis) throws Exception {
         RedisKeyedSerialGate<String> a = gate(redis, Duration.ofSeconds(2));
         RedisKeyedSerialGate<String> b = gate(redis, Duration.ofSeconds(2));
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within("busy", holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(work -> a.within("busy", work));
 
         assertEquals("other", await(start(b.within("other", Task.value("other")))), "another key runs at once");
         assertEquals("other", await(start(b.tryWithin("other", Task.value("other")))));
@@ -136,8 +90,7 @@ class RedisKeyedSerialGateTest {
                 "the held key refuses a try");
         assertEquals(0, queued(redis, "busy"), "a refused try does not queue");
 
-        release.complete(null);
-        await(holder);
+        holder.release();
         assertEquals("busy", await(start(b.tryWithin("busy", Task.value("busy")))));
     }
 
@@ -145,10 +98,7 @@ class RedisKeyedSerialGateTest {
     void waitersOfAKeyAreAdmittedInArrivalOrderAcrossClients(RedisServer redis) throws Exception {
         RedisKeyedSerialGate<String> a = gate(redis, Duration.ofSeconds(2));
         RedisKeyedSerialGate<String> b = gate(redis, Duration.ofSeconds(2));
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within("k", holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(work -> a.within("k", work));
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         List<TaskHandle<Void>> waiters = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
@@ -159,8 +109,7 @@ class RedisKeyedSerialGateTest {
         }
         assertEquals(2, a.activeKeys() + b.activeKeys(), "one key in use in each gate object");
 
-        release.complete(null);
-        await(holder);
+        holder.release();
         for (TaskHandle<Void> w : waiters) {
             await(w);
         }
@@ -171,10 +120,7 @@ class RedisKeyedSerialGateTest {
     void aCancelledWaiterLeavesNothingInRedis(RedisServer redis) throws Exception {
         RedisKeyedSerialGate<String> a = gate(redis, Duration.ofSeconds(2));
         RedisKeyedSerialGate<String> b = gate(redis, Duration.ofSeconds(2));
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within("k", holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(work -> a.within("k", work));
         AtomicBoolean ran = new AtomicBoolean();
         TaskHandle<Void> waiter = start(b.within("k", Task.fromRunnable(() -> ran.set(true))));
         awaitCondition("the waiter queued", BOUND, () -> queued(redis, "k") == 1);
@@ -185,8 +131,7 @@ class RedisKeyedSerialGateTest {
         awaitCondition("its place removed: only the holder's lease is left", BOUND,
                 () -> perKeyState(redis).equals(List.of("coro:gate:{" + name + "}:holders:k")));
         assertEquals(0, b.activeKeys());
-        release.complete(null);
-        await(holder);
+        holder.release();
         awaitCondition("nothing of the key left", BOUND, () -> perKeyState(redis).isEmpty());
         assertFalse(ran.get());
     }
@@ -200,7 +145,7 @@ class RedisKeyedSerialGateTest {
             two.add(RedisKeyedSerialGate.<String>builder(redis.client(), name)
                     .leaseTime(Duration.ofSeconds(5)).redisTimeout(Duration.ofSeconds(30)).open());
         }
-        opened.addAll(two);
+        two.forEach(this::opened);
         RedisKeyedSerialGate<String> a = two.get(0);
         RedisKeyedSerialGate<String> b = two.get(1);
         List<Task<Integer>> ops = new ArrayList<>();
@@ -247,32 +192,23 @@ class RedisKeyedSerialGateTest {
         RedisKeyedSerialGate<Integer> parity = RedisKeyedSerialGate.<Integer>builder(redis.client(), name)
                 .keyName(i -> i % 2 == 0 ? "even" : "odd")
                 .open();
-        opened.add(parity);
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(parity.within(2, holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        opened(parity);
+        Holder holder = hold(work -> parity.within(2, work));
 
         assertEquals(List.of("coro:gate:{" + name + "}:holders:even"), perKeyState(redis));
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(parity.tryWithin(4, Task.value(4)))), "4 is 'even' too");
         assertEquals(3, await(start(parity.tryWithin(3, Task.value(3)))));
-        release.complete(null);
-        await(holder);
+        holder.release();
     }
 
     @Test
     void closeCancelsTheWaitersOfEveryKey(RedisServer redis) throws Exception {
         RedisKeyedSerialGate<String> a = gate(redis, Duration.ofSeconds(2));
         RedisKeyedSerialGate<String> b = gate(redis, Duration.ofSeconds(2));
-        List<Promise<Void>> releases = new ArrayList<>();
-        List<TaskHandle<Void>> holders = new ArrayList<>();
+        List<Holder> holders = new ArrayList<>();
         List<TaskHandle<Integer>> waiters = new ArrayList<>();
         for (String key : List.of("x", "y")) {
-            CountDownLatch holding = new CountDownLatch(1);
-            Promise<Void> release = new Promise<>();
-            releases.add(release);
-            holders.add(start(b.within(key, holding(holding, release))));
-            assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+            holders.add(hold(work -> b.within(key, work)));
             waiters.add(start(a.within(key, Task.value(1))));
             awaitCondition("a waiter on " + key, BOUND, () -> queued(redis, key) == 1);
         }
@@ -284,9 +220,8 @@ class RedisKeyedSerialGateTest {
         }
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.within("z", Task.value(1)))));
         assertTrue(a.isClosed());
-        releases.forEach(r -> r.complete(null));
-        for (TaskHandle<Void> h : holders) {
-            await(h);
+        for (Holder h : holders) {
+            h.release();
         }
         awaitCondition("nothing of the keys left", BOUND, () -> perKeyState(redis).isEmpty());
     }
@@ -299,8 +234,8 @@ class RedisKeyedSerialGateTest {
                     .leaseTime(Duration.ofSeconds(60)).recheckInterval(Duration.ofSeconds(60)).open();
             RedisKeyedSerialGate<String> b = RedisKeyedSerialGate.<String>builder(own.client(), "trips")
                     .leaseTime(Duration.ofSeconds(60)).recheckInterval(Duration.ofSeconds(60)).open();
-            opened.add(a);
-            opened.add(b);
+            opened(a);
+            opened(b);
             await(start(a.within("warm", Task.value(0)))); // loads the scripts
 
             long before = CommandStats.calls(own);
@@ -309,15 +244,11 @@ class RedisKeyedSerialGateTest {
             }
             assertEquals(100, CommandStats.calls(own) - before, "a free key: 1 to enter, 1 to leave");
 
-            CountDownLatch holding = new CountDownLatch(1);
-            Promise<Void> release = new Promise<>();
             before = CommandStats.calls(own);
-            TaskHandle<Void> holder = start(a.within("k", holding(holding, release)));
-            assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+            Holder holder = hold(work -> a.within("k", work));
             TaskHandle<Integer> waiter = start(b.within("k", Task.value(1)));
             awaitCondition("the waiter queued", BOUND, () -> b.queueLength() == 1);
-            release.complete(null);
-            await(holder);
+            holder.release();
             await(waiter);
             assertEquals(5, CommandStats.calls(own) - before,
                     "holder 1 + 1, waiter 2 (queued, then admitted on the notice) + 1");
@@ -348,7 +279,7 @@ class RedisKeyedSerialGateTest {
         RedisKeyedSerialGate<Integer> unnamed = RedisKeyedSerialGate.<Integer>builder(client, name)
                 .keyName(i -> null)
                 .open();
-        opened.add(unnamed);
+        opened(unnamed);
         assertEquals("keyName returned null for key 5",
                 assertThrows(NullPointerException.class, () -> unnamed.within(5, Task.value(1))).getMessage());
     }

@@ -19,43 +19,24 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * {@link RedisRateGate} against a real redis-server: two gate objects play two JVMs. Facts are
  * checked on the slots Redis gave (server time) and on the bucket's state, never on how fast the
  * machine ran; the slow tests use an interval of 10 s that no test waits out.
  */
-@ExtendWith(RedisServerExtension.class)
-class RedisRateGateTest {
-    private static final Duration BOUND = Duration.ofSeconds(10);
+class RedisRateGateTest extends RedisGateTestBase {
     /** A bucket that refills one token per 10 s: nothing a test waits for. */
     private static final Duration SLOW = Duration.ofSeconds(10);
     private static final long SLOW_MICROS = SLOW.toNanos() / 1000;
 
-    private final List<RedisRateGate> opened = new ArrayList<>();
-    private final List<TaskHandle<?>> started = new ArrayList<>();
-    private String name;
-
-    @BeforeEach
-    void name(TestInfo info) {
-        name = "rate-" + info.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
-    }
-
-    @AfterEach
-    void closeAll() {
-        started.forEach(TaskHandle::cancel);
-        opened.forEach(RedisRateGate::close);
+    RedisRateGateTest() {
+        super("rate-");
     }
 
     private RedisRateGate gate(RedisRateGate.Builder builder) {
-        RedisRateGate g = builder.open();
-        opened.add(g);
-        return g;
+        return opened(builder.open());
     }
 
     /** A gate of one token per 10 s with {@code burst}. */
@@ -63,22 +44,8 @@ class RedisRateGateTest {
         return gate(RedisRateGate.builder(redis.client(), name, 1, SLOW).burst(burst));
     }
 
-    private <T> TaskHandle<T> start(Task<T> task) {
-        TaskHandle<T> h = task.start();
-        started.add(h);
-        return h;
-    }
-
-    private static <T> T await(TaskHandle<T> h) throws Exception {
-        return h.toCompletableFuture().get(BOUND.toSeconds(), SECONDS);
-    }
-
-    private static <T> Outcome<T> outcome(TaskHandle<T> h) throws Exception {
-        return h.outcome().toCompletableFuture().get(BOUND.toSeconds(), SECONDS);
-    }
-
     private String key() {
-        return "coro:gate:{" + name + "}:rate";
+        return key("rate");
     }
 
     /** The bucket's theoretical arrival time, microseconds of server time; 0 if the key is absent. */
@@ -245,6 +212,8 @@ class RedisRateGateTest {
     void closeCancelsWaitersAndLaterCallsAndGivesTheReservationBack(RedisServer redis) throws Exception {
         RedisRateGate a = slow(redis, 1);
         RedisRateGate b = slow(redis, 1);
+        List<String> heard = Collections.synchronizedList(new ArrayList<>());
+        a.addListener((outcome, waited) -> heard.add(outcome.toString()));
         assertEquals(1, await(start(a.tryWithin(Task.value(1)))));
         long spent = tat(redis);
         AtomicBoolean ran = new AtomicBoolean();
@@ -258,6 +227,7 @@ class RedisRateGateTest {
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.within(Task.fromRunnable(() -> ran.set(true))))));
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.tryWithin(Task.fromRunnable(() -> ran.set(true))))));
         assertFalse(ran.get());
+        assertEquals(List.of("ADMITTED", "CANCELLED"), heard, "the waiter close ended is reported cancelled");
         assertEquals(0, a.queueLength());
         awaitCondition("the closed gate's reservation given back", BOUND, () -> tat(redis) == spent);
         start(b.within(Task.value(2)));

@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.scheduler.WorkStealingPool;
 import dev.coro.task.Outcome;
-import dev.coro.task.Promise;
 import dev.coro.task.Task;
 import dev.coro.task.TaskHandle;
 import java.time.Duration;
@@ -21,65 +20,19 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** {@link RedisSerialGate} against a real redis-server: two gate objects play two JVMs. */
-@ExtendWith(RedisServerExtension.class)
-class RedisSerialGateTest {
-    /** Only makes a hang fail: generous, for a loaded machine. */
-    private static final Duration BOUND = Duration.ofSeconds(30);
-    private static final Duration SHORT_LEASE = Duration.ofMillis(300);
-    /** The live gate's lease in the dead-holder tests: long, so a stalled machine never lets its own place lapse. */
-    private static final Duration SURVIVOR_LEASE = Duration.ofSeconds(10);
-
-    private final List<RedisSerialGate> opened = new ArrayList<>();
-    private final List<TaskHandle<?>> started = new ArrayList<>();
-    private String name;
-
-    @BeforeEach
-    void name(TestInfo info) {
-        name = "serial-" + info.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
-    }
-
-    @AfterEach
-    void closeAll() {
-        started.forEach(TaskHandle::cancel);
-        opened.forEach(RedisSerialGate::close);
+class RedisSerialGateTest extends RedisGateTestBase {
+    RedisSerialGateTest() {
+        super("serial-");
     }
 
     private RedisSerialGate gate(RedisServer redis, Duration lease) {
-        RedisSerialGate g = RedisSerialGate.builder(redis.client(), name)
+        return opened(RedisSerialGate.builder(redis.client(), name)
                 .leaseTime(lease)
                 .recheckInterval(Duration.ofMillis(100))
-                .open();
-        opened.add(g);
-        return g;
-    }
-
-    private <T> TaskHandle<T> start(Task<T> task) {
-        TaskHandle<T> h = task.start();
-        started.add(h);
-        return h;
-    }
-
-    private static <T> T await(TaskHandle<T> h) throws Exception {
-        return h.toCompletableFuture().get(BOUND.toSeconds(), SECONDS);
-    }
-
-    private static <T> Outcome<T> outcome(TaskHandle<T> h) throws Exception {
-        return h.outcome().toCompletableFuture().get(BOUND.toSeconds(), SECONDS);
-    }
-
-    private long queued(RedisServer redis) {
-        return redis.admin().zcard("coro:gate:{" + name + "}:queue");
-    }
-
-    private static Task<Void> holding(CountDownLatch running, Promise<Void> release) {
-        return Task.fromRunnable(running::countDown).then(release.task());
+                .open());
     }
 
     @Test
@@ -113,10 +66,7 @@ class RedisSerialGateTest {
     void waitersAreAdmittedInArrivalOrderAcrossClients(RedisServer redis) throws Exception {
         RedisSerialGate a = gate(redis, Duration.ofSeconds(2));
         RedisSerialGate b = gate(redis, Duration.ofSeconds(2));
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(a::within);
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         List<TaskHandle<Void>> waiters = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
@@ -127,8 +77,7 @@ class RedisSerialGateTest {
         }
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(b.tryWithin(Task.value(0)))), "busy: try refused");
 
-        release.complete(null);
-        await(holder);
+        holder.release();
         for (TaskHandle<Void> w : waiters) {
             await(w);
         }
@@ -160,10 +109,7 @@ class RedisSerialGateTest {
     void aCancelledWaiterLeavesNothingAndItsWorkNeverRuns(RedisServer redis) throws Exception {
         RedisSerialGate a = gate(redis, Duration.ofSeconds(2));
         RedisSerialGate b = gate(redis, Duration.ofSeconds(2));
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(a::within);
         AtomicBoolean ran = new AtomicBoolean();
         TaskHandle<Void> waiter = start(b.within(Task.fromRunnable(() -> ran.set(true))));
         awaitCondition("the waiter queued", BOUND, () -> queued(redis) == 1);
@@ -173,8 +119,7 @@ class RedisSerialGateTest {
         assertInstanceOf(Outcome.Cancelled.class, outcome(waiter));
         awaitCondition("its place removed", BOUND, () -> redis.admin().exists(
                 "coro:gate:{" + name + "}:queue", "coro:gate:{" + name + "}:waiters") == 0);
-        release.complete(null);
-        await(holder);
+        holder.release();
         assertEquals("free", await(start(b.tryWithin(Task.value("free")))));
         assertFalse(ran.get());
         assertEquals(0, b.queueLength());
@@ -193,10 +138,7 @@ class RedisSerialGateTest {
     void closeCancelsWaitersAndLaterCallsButLetsTheHolderFinish(RedisServer redis) throws Exception {
         RedisSerialGate a = gate(redis, Duration.ofSeconds(2));
         RedisSerialGate b = gate(redis, Duration.ofSeconds(2));
-        CountDownLatch holding = new CountDownLatch(1);
-        Promise<Void> release = new Promise<>();
-        TaskHandle<Void> holder = start(a.within(holding(holding, release)));
-        assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+        Holder holder = hold(a::within);
         TaskHandle<Integer> waiter = start(a.within(Task.value(1)));
         awaitCondition("the waiter queued", BOUND, () -> queued(redis) == 1);
 
@@ -205,9 +147,8 @@ class RedisSerialGateTest {
         assertTrue(a.isClosed());
         assertInstanceOf(Outcome.Cancelled.class, outcome(waiter));
         assertInstanceOf(Outcome.Cancelled.class, outcome(start(a.within(Task.value(2)))));
-        assertFalse(holder.isDone(), "admitted work runs on");
-        release.complete(null);
-        await(holder);
+        assertFalse(holder.handle.isDone(), "admitted work runs on");
+        holder.release();
         assertEquals(3, await(start(b.within(Task.value(3)))), "the closed gate's turn came back");
         assertEquals(0, queued(redis));
     }
@@ -220,8 +161,8 @@ class RedisSerialGateTest {
                     .leaseTime(Duration.ofSeconds(60)).recheckInterval(Duration.ofSeconds(60)).open();
             RedisSerialGate b = RedisSerialGate.builder(own.client(), "trips")
                     .leaseTime(Duration.ofSeconds(60)).recheckInterval(Duration.ofSeconds(60)).open();
-            opened.add(a);
-            opened.add(b);
+            opened(a);
+            opened(b);
             assertEquals(0, await(start(a.within(Task.value(0))))); // loads the scripts
 
             long before = CommandStats.calls(own);
@@ -230,15 +171,11 @@ class RedisSerialGateTest {
             }
             assertEquals(100, CommandStats.calls(own) - before, "uncontended: 1 to enter, 1 to leave");
 
-            CountDownLatch holding = new CountDownLatch(1);
-            Promise<Void> release = new Promise<>();
             before = CommandStats.calls(own);
-            TaskHandle<Void> holder = start(a.within(holding(holding, release)));
-            assertTrue(holding.await(BOUND.toSeconds(), SECONDS));
+            Holder holder = hold(a::within);
             TaskHandle<Integer> waiter = start(b.within(Task.value(1)));
             awaitCondition("the waiter queued", BOUND, () -> b.queueLength() == 1);
-            release.complete(null);
-            await(holder);
+            holder.release();
             await(waiter);
             assertEquals(5, CommandStats.calls(own) - before,
                     "holder 1 + 1, waiter 2 (queued, then admitted on the notice) + 1; counted: "
