@@ -154,20 +154,8 @@ public final class EchoLoopback {
         @Option(names = "--quick", description = "fewer round trips and one round (also -Dbench.quick=true)")
         boolean quick = Boolean.getBoolean("bench.quick");
 
-        @Option(names = "--warmup", paramLabel = "W", description = "unmeasured rounds first (default ${DEFAULT-VALUE}; "
-                + "with --fresh-jvms: in every JVM)")
-        int warmup = 1;
-
-        @Option(names = "--fresh-jvms", description = "every measured round in a JVM of its own, implementations "
-                + "interleaved (A B, B A, ...): as a harness outside the project measures")
-        boolean freshJvms;
-
-        @Option(names = "--jvm-arg", paramLabel = "FLAG", description = "with --fresh-jvms: one more flag for the "
-                + "child JVMs (repeatable), e.g. --jvm-arg=-Xlog:gc")
-        List<String> jvmArgs = new ArrayList<>();
-
-        @Option(names = "--child", hidden = true, description = "internal: one --fresh-jvms round")
-        boolean child;
+        @Mixin
+        FreshJvms.Options run = new FreshJvms.Options();
 
         @Mixin
         Arguments.Help help;
@@ -187,7 +175,7 @@ public final class EchoLoopback {
         int size = settings.size;
         int rounds = settings.rounds != null ? settings.rounds : quick ? 1 : 3;
         List<String> impls = new ArrayList<>(settings.impls.names);
-        if (connections < 1 || roundTrips < 1 || size < 1 || rounds < 1 || settings.warmup < 0) {
+        if (connections < 1 || roundTrips < 1 || size < 1 || rounds < 1 || settings.run.warmup < 0) {
             throw new IllegalArgumentException("--connections, --round-trips, --size and --rounds must be >= 1, "
                     + "--warmup >= 0");
         }
@@ -198,14 +186,14 @@ public final class EchoLoopback {
             System.setProperty("jdk.virtualThreadScheduler.parallelism", String.valueOf(Pools.WORKERS));
         }
         Load load = new Load(connections, roundTrips, size);
-        if (settings.freshJvms && !settings.child) {
+        if (settings.run.freshJvms && !settings.run.child) {
             measureInFreshJvms(settings, impls, load, rounds);
             return;
         }
-        if (settings.child) {
+        if (settings.run.child) {
             rounds = 1;
         }
-        int warmup = settings.warmup;
+        int warmup = settings.run.warmup;
         System.out.printf(Locale.ROOT, "tcp-echo: %d connections x %,d round trips of %d bytes over loopback, "
                 + "%d warm-up and %d measured rounds, JDK %s, %d cores, load average %s%n", connections, roundTrips,
                 size, warmup, rounds, Runtime.version(), Runtime.getRuntime().availableProcessors(),
@@ -231,7 +219,7 @@ public final class EchoLoopback {
             }
             results.add(measured);
         }
-        if (settings.child) {
+        if (settings.run.child) {
             FreshJvms.printResult(impls.get(0), results.get(0)[0]);
             System.exit(0);
         }
@@ -249,7 +237,7 @@ public final class EchoLoopback {
             throws Exception {
         System.out.printf(Locale.ROOT, "tcp-echo: %d connections x %,d round trips of %d bytes over loopback, %d rounds, "
                 + "each in a fresh JVM (%d warm-up rounds in it first), implementations interleaved, JDK %s, %d cores, "
-                + "load average %s%n", load.connections(), load.roundTrips(), load.size(), rounds, settings.warmup,
+                + "load average %s%n", load.connections(), load.roundTrips(), load.size(), rounds, settings.run.warmup,
                 Runtime.version(), Runtime.getRuntime().availableProcessors(), Timers.loadAverage());
         List<long[]> results = new ArrayList<>();
         for (int i = 0; i < impls.size(); i++) {
@@ -260,13 +248,13 @@ public final class EchoLoopback {
                 System.out.printf(Locale.ROOT, "%s: round %d in a fresh JVM%n", impl, r);
                 List<String> args = List.of("--child", "--connections", String.valueOf(load.connections()),
                         "--round-trips", String.valueOf(load.roundTrips()), "--size", String.valueOf(load.size()),
-                        "--warmup", String.valueOf(settings.warmup), impl);
-                results.get(impls.indexOf(impl))[r - 1] = FreshJvms.runChild(EchoLoopback.class, settings.jvmArgs, args)[0];
+                        "--warmup", String.valueOf(settings.run.warmup), impl);
+                results.get(impls.indexOf(impl))[r - 1] = FreshJvms.runChild(EchoLoopback.class, settings.run.jvmArgs, args)[0];
             }
         }
         System.out.print(table(load, impls, results));
-        System.out.println("(each round in a fresh JVM with " + settings.warmup + " warm-up rounds before it, flags "
-                + Pools.HEAP_MIN + " " + Pools.HEAP_MAX + " " + String.join(" ", settings.jvmArgs) + ")");
+        System.out.println("(each round in a fresh JVM with " + settings.run.warmup + " warm-up rounds before it, flags "
+                + Pools.HEAP_MIN + " " + Pools.HEAP_MAX + " " + String.join(" ", settings.run.jvmArgs) + ")");
         System.out.println("load average at the end: " + Timers.loadAverage());
         System.out.flush();
         System.exit(0);

@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import picocli.CommandLine.Option;
 
 /**
  * Runs one round of a plain-main measurement ({@link Timers}, {@link EchoLoopback}) in a JVM of its
@@ -24,6 +25,27 @@ final class FreshJvms {
     static final String RESULT = "RESULT ";
 
     private FreshJvms() {}
+
+    /**
+     * The options of a measurement that can run its rounds in fresh JVMs, the same in every such main:
+     * {@code @Mixin FreshJvms.Options run = new FreshJvms.Options();}.
+     */
+    static final class Options {
+        @Option(names = "--warmup", paramLabel = "W", description = "unmeasured rounds first (default ${DEFAULT-VALUE}; "
+                + "with --fresh-jvms: in every JVM)")
+        int warmup = 1;
+
+        @Option(names = "--fresh-jvms", description = "every measured round in a JVM of its own, implementations "
+                + "interleaved (A B, B A, ...): as a harness outside the project measures")
+        boolean freshJvms;
+
+        @Option(names = "--jvm-arg", paramLabel = "FLAG", description = "with --fresh-jvms: one more flag for the "
+                + "child JVMs (repeatable), e.g. --jvm-arg=-Xlog:gc")
+        List<String> jvmArgs = new ArrayList<>();
+
+        @Option(names = "--child", hidden = true, description = "internal: one --fresh-jvms round")
+        boolean child;
+    }
 
     /**
      * The order of the implementations in round {@code round} (from 1): as given in odd rounds,

@@ -6,7 +6,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -45,7 +44,7 @@ public class GateBudget {
     @Param({"500"})
     public long tokens;
 
-    private final LongAdder ran = new LongAdder();
+    private CountedWork counted;
     private Runnable work;
     private int[] costOf;
     private BudgetGate gate;
@@ -55,11 +54,8 @@ public class GateBudget {
     /** Draws the costs (1 to 16, seeded) and builds the work and the Coro root tasks. */
     @Setup(Level.Trial)
     public void setup() {
-        long t = tokens;
-        work = () -> {
-            Blackhole.consumeCPU(t);
-            ran.increment();
-        };
+        counted = new CountedWork(tokens, ops, "operations", budget);
+        work = counted.work;
         SplittableRandom random = new SplittableRandom(5);
         costOf = new int[ops];
         for (int i = 0; i < ops; i++) {
@@ -83,9 +79,7 @@ public class GateBudget {
      */
     @Benchmark
     public long coro(Pools.Coro coro) {
-        ran.reset();
-        coro.join(coroRoot, "GateBudget.coro");
-        return check(gate.available(), "BudgetGate.available()");
+        return counted.join(coro, coroRoot, "GateBudget.coro", gate::available, "BudgetGate.available()");
     }
 
     /**
@@ -96,9 +90,7 @@ public class GateBudget {
      */
     @Benchmark
     public long workAlone(Pools.Coro coro) {
-        ran.reset();
-        coro.join(workAloneRoot, "GateBudget.workAlone");
-        return check(budget, "(no gate)");
+        return counted.join(coro, workAloneRoot, "GateBudget.workAlone", () -> budget, "(no gate)");
     }
 
     /**
@@ -112,7 +104,7 @@ public class GateBudget {
      */
     @Benchmark
     public long semaphoreFairVt(Pools.Virtual vt) throws InterruptedException {
-        ran.reset();
+        counted.reset();
         Semaphore semaphore = new Semaphore(budget, true);
         int[] c = costOf;
         AtomicInteger next = new AtomicInteger();
@@ -126,18 +118,6 @@ public class GateBudget {
                 semaphore.release(cost);
             }
         }, "GateBudget.semaphoreFairVt");
-        return check(semaphore.availablePermits(), "Semaphore.availablePermits()");
-    }
-
-    private long check(long available, String what) {
-        long count = ran.sum();
-        if (count != ops) {
-            throw new IllegalStateException("ran " + count + " operations, expected " + ops);
-        }
-        if (available != budget) {
-            throw new IllegalStateException(what + " is " + available + " after every operation ended, expected "
-                    + budget);
-        }
-        return count;
+        return counted.check(semaphore.availablePermits(), "Semaphore.availablePermits()");
     }
 }

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -65,7 +64,7 @@ public class GateCapacity {
     @Param({"500"})
     public long tokens;
 
-    private final LongAdder ran = new LongAdder();
+    private CountedWork counted;
     private Runnable work;
     private Task<Void> coroWork;
     private CapacityGate gate;
@@ -75,11 +74,8 @@ public class GateCapacity {
     /** Builds the work and the Coro root tasks once (tasks are reusable descriptions). */
     @Setup(Level.Trial)
     public void setup() {
-        long t = tokens;
-        work = () -> {
-            Blackhole.consumeCPU(t);
-            ran.increment();
-        };
+        counted = new CountedWork(tokens, tasks, "tasks", permits);
+        work = counted.work;
         coroWork = Task.fromRunnable(work);
         gate = new CapacityGate(permits);
         int n = tasks;
@@ -100,9 +96,7 @@ public class GateCapacity {
      */
     @Benchmark
     public long coro(Pools.Coro coro) {
-        ran.reset();
-        coro.join(coroRoot, "GateCapacity.coro");
-        return check(gate.available(), "CapacityGate.available()");
+        return counted.join(coro, coroRoot, "GateCapacity.coro", gate::available, "CapacityGate.available()");
     }
 
     /**
@@ -114,9 +108,7 @@ public class GateCapacity {
      */
     @Benchmark
     public long workAlone(Pools.Coro coro) {
-        ran.reset();
-        coro.join(workAloneRoot, "GateCapacity.workAlone");
-        return check(permits, "(no gate)");
+        return counted.join(coro, workAloneRoot, "GateCapacity.workAlone", () -> permits, "(no gate)");
     }
 
     /**
@@ -127,12 +119,12 @@ public class GateCapacity {
      */
     @Benchmark
     public long workSerial() {
-        ran.reset();
+        counted.reset();
         Runnable r = work;
         for (int i = 0; i < tasks; i++) {
             r.run();
         }
-        return check(permits, "(no gate)");
+        return counted.check(permits, "(no gate)");
     }
 
     /**
@@ -145,7 +137,7 @@ public class GateCapacity {
      */
     @Benchmark
     public long kotlinx(Pools.Kotlinx kx) {
-        ran.reset();
+        counted.reset();
         int available;
         Watchdog.begin("GateCapacity.kotlinx");
         try {
@@ -153,7 +145,7 @@ public class GateCapacity {
         } finally {
             Watchdog.end();
         }
-        return check(available, "Semaphore.availablePermits");
+        return counted.check(available, "Semaphore.availablePermits");
     }
 
     /**
@@ -165,14 +157,14 @@ public class GateCapacity {
      */
     @Benchmark
     public long kotlinxWorkAlone(Pools.Kotlinx kx) {
-        ran.reset();
+        counted.reset();
         Watchdog.begin("GateCapacity.kotlinxWorkAlone");
         try {
             KotlinxGatePeers.kotlinxWorkAlone(tasks, work, kx.dispatcher);
         } finally {
             Watchdog.end();
         }
-        return check(permits, "(no gate)");
+        return counted.check(permits, "(no gate)");
     }
 
     /**
@@ -186,7 +178,7 @@ public class GateCapacity {
     @Benchmark
     public long vtWorkAlone(Pools.Virtual vt) throws InterruptedException {
         virtualThreads(work, "GateCapacity.vtWorkAlone");
-        return check(permits, "(no gate)");
+        return counted.check(permits, "(no gate)");
     }
 
     /**
@@ -206,7 +198,7 @@ public class GateCapacity {
                 .build());
         Runnable r = work;
         virtualThreads(() -> bulkhead.executeRunnable(r), "GateCapacity.bulkheadVt");
-        return check(bulkhead.getMetrics().getAvailableConcurrentCalls(), "Bulkhead available calls");
+        return counted.check(bulkhead.getMetrics().getAvailableConcurrentCalls(), "Bulkhead available calls");
     }
 
     /**
@@ -230,7 +222,7 @@ public class GateCapacity {
                 semaphore.release();
             }
         }, "GateCapacity.semaphoreVt");
-        return check(semaphore.availablePermits(), "Semaphore.availablePermits()");
+        return counted.check(semaphore.availablePermits(), "Semaphore.availablePermits()");
     }
 
     /**
@@ -239,20 +231,8 @@ public class GateCapacity {
      * the benchmark thread joins the root.
      */
     private void virtualThreads(Runnable task, String name) throws InterruptedException {
-        ran.reset();
+        counted.reset();
         int n = tasks;
         Pools.Virtual.runAll(n, task, name);
-    }
-
-    private long check(int available, String what) {
-        long count = ran.sum();
-        if (count != tasks) {
-            throw new IllegalStateException("ran " + count + " tasks, expected " + tasks);
-        }
-        if (available != permits) {
-            throw new IllegalStateException(what + " is " + available + " after every task ended, expected "
-                    + permits + ": a permit was lost or given twice");
-        }
-        return count;
     }
 }

@@ -9,7 +9,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -52,7 +51,7 @@ public class GatePriority {
     @Param({"500"})
     public long tokens;
 
-    private final LongAdder ran = new LongAdder();
+    private CountedWork counted;
     private Runnable work;
     private int[] priorityOf;
     private PriorityGate priorityGate;
@@ -65,11 +64,8 @@ public class GatePriority {
     /** Draws the priorities and builds the work and the Coro root tasks. */
     @Setup(Level.Trial)
     public void setup() {
-        long t = tokens;
-        work = () -> {
-            Blackhole.consumeCPU(t);
-            ran.increment();
-        };
+        counted = new CountedWork(tokens, tasks, "tasks", permits);
+        work = counted.work;
         SplittableRandom random = new SplittableRandom(9);
         priorityOf = new int[tasks];
         for (int i = 0; i < tasks; i++) {
@@ -98,9 +94,8 @@ public class GatePriority {
      */
     @Benchmark
     public long coro(Pools.Coro coro) {
-        ran.reset();
-        coro.join(priorityRoot, "GatePriority.coro");
-        return check(priorityGate.available(), "PriorityGate.available()");
+        return counted.join(coro, priorityRoot, "GatePriority.coro",
+                priorityGate::available, "PriorityGate.available()");
     }
 
     /**
@@ -112,9 +107,8 @@ public class GatePriority {
      */
     @Benchmark
     public long coroDeadline(Pools.Coro coro) {
-        ran.reset();
-        coro.join(deadlineRoot, "GatePriority.coroDeadline");
-        return check(deadlineGate.available(), "DeadlineGate.available()");
+        return counted.join(coro, deadlineRoot, "GatePriority.coroDeadline",
+                deadlineGate::available, "DeadlineGate.available()");
     }
 
     /**
@@ -125,9 +119,8 @@ public class GatePriority {
      */
     @Benchmark
     public long coroCapacity(Pools.Coro coro) {
-        ran.reset();
-        coro.join(capacityRoot, "GatePriority.coroCapacity");
-        return check(capacityGate.available(), "CapacityGate.available()");
+        return counted.join(coro, capacityRoot, "GatePriority.coroCapacity",
+                capacityGate::available, "CapacityGate.available()");
     }
 
     /**
@@ -141,7 +134,7 @@ public class GatePriority {
      */
     @Benchmark
     public long queueVt(Pools.Virtual vt) throws InterruptedException {
-        ran.reset();
+        counted.reset();
         record Job(int priority, long seq, Runnable work) {}
         PriorityBlockingQueue<Job> queue = new PriorityBlockingQueue<>(1024,
                 (a, b) -> a.priority != b.priority ? Integer.compare(b.priority, a.priority) : Long.compare(a.seq, b.seq));
@@ -179,17 +172,6 @@ public class GatePriority {
         } finally {
             Watchdog.end();
         }
-        return check(permits, "(queue)");
-    }
-
-    private long check(int available, String what) {
-        long count = ran.sum();
-        if (count != tasks) {
-            throw new IllegalStateException("ran " + count + " tasks, expected " + tasks);
-        }
-        if (available != permits) {
-            throw new IllegalStateException(what + " is " + available + " after every task ended, expected " + permits);
-        }
-        return count;
+        return counted.check(permits, "(queue)");
     }
 }

@@ -1,6 +1,5 @@
 package dev.coro.bench;
 
-import dev.coro.bench.peers.KotlinxMutexPeers;
 import dev.coro.gate.SerialGate;
 import dev.coro.sync.AsyncMutex;
 import dev.coro.task.Task;
@@ -78,10 +77,8 @@ public class GateSerial {
     public long coro(Pools.Coro coro) {
         counter = 0;
         coro.join(gateRoot, "GateSerial.coro");
-        if (gate.isBusy()) {
-            throw new IllegalStateException("the serial gate is still busy after every task ended");
-        }
-        return check(counter);
+        GuardedCount.requireFree(gate.isBusy(), "the serial gate", "busy");
+        return GuardedCount.check(counter, tasks, locks);
     }
 
     /**
@@ -95,10 +92,8 @@ public class GateSerial {
     public long coroMutex(Pools.Coro coro) {
         counter = 0;
         coro.join(mutexRoot, "GateSerial.coroMutex");
-        if (mutex.isLocked()) {
-            throw new IllegalStateException("the mutex is still locked after every task ended");
-        }
-        return check(counter);
+        GuardedCount.requireFree(mutex.isLocked(), "the mutex", "locked");
+        return GuardedCount.check(counter, tasks, locks);
     }
 
     /**
@@ -112,10 +107,8 @@ public class GateSerial {
     public long coroBarging(Pools.Coro coro) {
         counter = 0;
         coro.join(bargingRoot, "GateSerial.coroBarging");
-        if (bargingGate.isBusy()) {
-            throw new IllegalStateException("the barging serial gate is still busy after every task ended");
-        }
-        return check(counter);
+        GuardedCount.requireFree(bargingGate.isBusy(), "the barging serial gate", "busy");
+        return GuardedCount.check(counter, tasks, locks);
     }
 
     /**
@@ -128,22 +121,6 @@ public class GateSerial {
      */
     @Benchmark
     public long kotlinx(Pools.Kotlinx kx) {
-        long result;
-        Watchdog.begin("GateSerial.kotlinx");
-        try {
-            result = KotlinxMutexPeers.kotlinxMutexContended(tasks, locks, kx.dispatcher);
-        } finally {
-            Watchdog.end();
-        }
-        return check(result);
-    }
-
-    private long check(long value) {
-        long expected = (long) tasks * locks;
-        if (value != expected) {
-            throw new IllegalStateException("counter is " + value + ", expected " + expected
-                    + ": the gate or lock let increments race");
-        }
-        return value;
+        return GuardedCount.kotlinxMutex(tasks, locks, kx, "GateSerial.kotlinx");
     }
 }

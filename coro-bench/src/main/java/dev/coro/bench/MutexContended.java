@@ -1,6 +1,5 @@
 package dev.coro.bench;
 
-import dev.coro.bench.peers.KotlinxMutexPeers;
 import dev.coro.sync.AsyncMutex;
 import dev.coro.task.Task;
 import java.util.concurrent.Executors;
@@ -76,10 +75,8 @@ public class MutexContended {
     public long coro(Pools.Coro coro) {
         counter = 0;
         coro.join(coroRoot, "MutexContended.coro");
-        if (mutex.isLocked()) {
-            throw new IllegalStateException("the mutex is still locked after every task ended");
-        }
-        return check(counter);
+        GuardedCount.requireFree(mutex.isLocked(), "the mutex", "locked");
+        return GuardedCount.check(counter, tasks, locks);
     }
 
     /**
@@ -94,10 +91,8 @@ public class MutexContended {
     public long coroBarging(Pools.Coro coro) {
         counter = 0;
         coro.join(coroBargingRoot, "MutexContended.coroBarging");
-        if (bargingMutex.isLocked()) {
-            throw new IllegalStateException("the barging mutex is still locked after every task ended");
-        }
-        return check(counter);
+        GuardedCount.requireFree(bargingMutex.isLocked(), "the barging mutex", "locked");
+        return GuardedCount.check(counter, tasks, locks);
     }
 
     /**
@@ -110,14 +105,7 @@ public class MutexContended {
      */
     @Benchmark
     public long kotlinx(Pools.Kotlinx kx) {
-        long result;
-        Watchdog.begin("MutexContended.kotlinx");
-        try {
-            result = KotlinxMutexPeers.kotlinxMutexContended(tasks, locks, kx.dispatcher);
-        } finally {
-            Watchdog.end();
-        }
-        return check(result);
+        return GuardedCount.kotlinxMutex(tasks, locks, kx, "MutexContended.kotlinx");
     }
 
     /**
@@ -165,7 +153,7 @@ public class MutexContended {
             }
         };
         Pools.Virtual.runAll(n, worker, name);
-        return check(counter);
+        return GuardedCount.check(counter, tasks, locks);
     }
 
     /**
@@ -201,15 +189,6 @@ public class MutexContended {
         } finally {
             Watchdog.end();
         }
-        return check(counter);
-    }
-
-    private long check(long value) {
-        long expected = (long) tasks * locks;
-        if (value != expected) {
-            throw new IllegalStateException("counter is " + value + ", expected " + expected
-                    + ": the lock let increments race");
-        }
-        return value;
+        return GuardedCount.check(counter, tasks, locks);
     }
 }

@@ -220,20 +220,8 @@ public final class Timers {
         @Option(names = "--quick", description = "fewer timers and one round (also -Dbench.quick=true)")
         boolean quick = Boolean.getBoolean("bench.quick");
 
-        @Option(names = "--warmup", paramLabel = "W", description = "unmeasured rounds first (default ${DEFAULT-VALUE}; "
-                + "with --fresh-jvms: in every JVM)")
-        int warmup = 1;
-
-        @Option(names = "--fresh-jvms", description = "every measured round in a JVM of its own, implementations "
-                + "interleaved (A B, B A, ...): as a harness outside the project measures")
-        boolean freshJvms;
-
-        @Option(names = "--jvm-arg", paramLabel = "FLAG", description = "with --fresh-jvms: one more flag for the "
-                + "child JVMs (repeatable), e.g. --jvm-arg=-Xlog:gc")
-        List<String> jvmArgs = new ArrayList<>();
-
-        @Option(names = "--child", hidden = true, description = "internal: one --fresh-jvms round")
-        boolean child;
+        @Mixin
+        FreshJvms.Options run = new FreshJvms.Options();
 
         @Mixin
         Arguments.Help help;
@@ -253,7 +241,7 @@ public final class Timers {
         int rounds = settings.rounds != null ? settings.rounds : quick ? 1 : 5;
         long seed = settings.seed;
         List<String> impls = new ArrayList<>(settings.impls.names);
-        if (timers < 1 || rounds < 1 || maxDelay < 0 || settings.warmup < 0) {
+        if (timers < 1 || rounds < 1 || maxDelay < 0 || settings.run.warmup < 0) {
             throw new IllegalArgumentException("--timers and --rounds must be >= 1, --max-delay-ms and --warmup >= 0");
         }
         if (impls.isEmpty()) {
@@ -264,12 +252,12 @@ public final class Timers {
         for (int i = 0; i < timers; i++) {
             delays[i] = random.nextInt(maxDelay + 1);
         }
-        if (settings.freshJvms && !settings.child) {
+        if (settings.run.freshJvms && !settings.run.child) {
             measureInFreshJvms(settings, impls, timers, maxDelay, rounds, seed);
             return;
         }
-        int warmup = settings.warmup;
-        if (settings.child) {
+        int warmup = settings.run.warmup;
+        if (settings.run.child) {
             rounds = 1;
         }
         System.out.printf(Locale.ROOT, "timers: %,d timers, delays 0..%d ms (seed %d), %d warm-up and %d measured "
@@ -296,7 +284,7 @@ public final class Timers {
             }
             results.add(new Result(impl, timers, measured));
         }
-        if (settings.child) {
+        if (settings.run.child) {
             Round r = results.get(0).rounds().get(0);
             FreshJvms.printResult(impls.get(0), r.scheduleNanos(), r.allFiredNanos(), r.p50(), r.p99(), r.p999(),
                     r.max(), r.early(), r.gcNanos(), r.p99Later(), r.scheduleCpuNanos());
@@ -316,7 +304,7 @@ public final class Timers {
             long seed) throws Exception {
         System.out.printf(Locale.ROOT, "timers: %,d timers, delays 0..%d ms (seed %d), %d rounds, each in a fresh JVM "
                 + "(%d warm-up rounds in it first), implementations interleaved, JDK %s, load average %s%n", timers,
-                maxDelay, seed, rounds, settings.warmup, Runtime.version(), loadAverage());
+                maxDelay, seed, rounds, settings.run.warmup, Runtime.version(), loadAverage());
         java.util.Map<String, List<Round>> measured = new java.util.LinkedHashMap<>();
         for (String impl : impls) {
             measured.put(impl, new ArrayList<>());
@@ -326,16 +314,16 @@ public final class Timers {
                 System.out.printf(Locale.ROOT, "%s: round %d in a fresh JVM%n", impl, r);
                 List<String> args = new ArrayList<>(List.of("--child", "--timers", String.valueOf(timers),
                         "--max-delay-ms", String.valueOf(maxDelay), "--seed", String.valueOf(seed),
-                        "--warmup", String.valueOf(settings.warmup), impl));
-                long[] v = FreshJvms.runChild(Timers.class, settings.jvmArgs, args);
+                        "--warmup", String.valueOf(settings.run.warmup), impl));
+                long[] v = FreshJvms.runChild(Timers.class, settings.run.jvmArgs, args);
                 measured.get(impl).add(new Round(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]));
             }
         }
         List<Result> results = new ArrayList<>();
         measured.forEach((impl, list) -> results.add(new Result(impl, timers, list)));
         System.out.print(table(results));
-        System.out.println("(each round in a fresh JVM with " + settings.warmup + " warm-up rounds before it, flags "
-                + Pools.HEAP_MIN + " " + Pools.HEAP_MAX + " " + String.join(" ", settings.jvmArgs) + "; the heap above is this parent's)");
+        System.out.println("(each round in a fresh JVM with " + settings.run.warmup + " warm-up rounds before it, flags "
+                + Pools.HEAP_MIN + " " + Pools.HEAP_MAX + " " + String.join(" ", settings.run.jvmArgs) + "; the heap above is this parent's)");
         System.out.println("load average at the end: " + loadAverage());
         System.out.flush();
         System.exit(0);

@@ -358,41 +358,55 @@ final class LoopTimers {
         assert runLive == 0 && cursor <= limit;
         if (limit - cursor >= slots) { // a long sleep or stall: each slot once, whatever earlier tick it held
             for (long tick = limit - slots + 1; tick <= limit; tick++) {
-                takeToHeap(tick);
+                takeSlot(tick, true);
             }
             cursor = limit + 1;
             return;
         }
         long tick = cursor++;
+        sortIntoRun(tick, takeSlot(tick, false));
+    }
+
+    /**
+     * Empties the slot of {@code tick}, its owned list and then its pushed chain (the order taken),
+     * and hands each pending timer on: into the heap if {@code toHeap} (catching up after a long
+     * stall), else into {@code taken}, from index 0 (a tick's run, to sort). A cancelled timer is
+     * dropped: its removal will find it held nowhere (LoopTimer I2).
+     *
+     * @return how many timers went into {@code taken} (0 if {@code toHeap})
+     */
+    private int takeSlot(long tick, boolean toHeap) {
         int i = wheel.slotOf(tick);
         int k = 0;
-        LoopTimer t = owned[i]; // the owned list first, then the pushed chain: the order taken
+        LoopTimer t = owned[i];
         owned[i] = null;
         while (t != null) {
             LoopTimer next = (LoopTimer) t.next;
-            t.next = null;
             t.prev = null;
             ownedCount--;
-            t.index = LoopTimer.NOT_HELD;
-            if (t.isPending()) {
-                k = gather(k, t);
-            } // else cancelled: its removal will find it held nowhere (LoopTimer I2)
+            k = handOn(t, toHeap, k);
             t = next;
         }
         t = wheel.take(tick);
         while (t != null) {
             LoopTimer next = (LoopTimer) t.next;
-            t.next = null;
-            t.index = LoopTimer.NOT_HELD;
-            if (t.isPending()) {
-                k = gather(k, t);
-            }
+            k = handOn(t, toHeap, k);
             t = next;
         }
-        sortIntoRun(tick, k);
+        return k;
     }
 
-    private int gather(int k, LoopTimer t) {
+    /** {@link #takeSlot}'s sink: detaches {@code t} and, if pending, puts it into the heap or taken[k]. */
+    private int handOn(LoopTimer t, boolean toHeap, int k) {
+        t.next = null;
+        t.index = LoopTimer.NOT_HELD;
+        if (!t.isPending()) {
+            return k;
+        }
+        if (toHeap) {
+            heap.add(t);
+            return k;
+        }
         if (k == taken.length) {
             taken = java.util.Arrays.copyOf(taken, k * 2);
         }
@@ -446,34 +460,6 @@ final class LoopTimers {
         assert (t.deadline >> shift) == cursor - 1 : "a timer of another tick in the slot";
         run[p] = t;
         t.index = LoopTimer.runIndex(p);
-    }
-
-    /** Moves the slot of {@code tick} (its owned list, then its pushed chain) into the heap. */
-    private void takeToHeap(long tick) {
-        int i = wheel.slotOf(tick);
-        LoopTimer t = owned[i];
-        owned[i] = null;
-        while (t != null) {
-            LoopTimer next = (LoopTimer) t.next;
-            t.next = null;
-            t.prev = null;
-            ownedCount--;
-            t.index = LoopTimer.NOT_HELD;
-            if (t.isPending()) {
-                heap.add(t);
-            } // else cancelled: its removal will find it held nowhere (LoopTimer I2)
-            t = next;
-        }
-        t = wheel.take(tick);
-        while (t != null) {
-            LoopTimer next = (LoopTimer) t.next;
-            t.next = null;
-            t.index = LoopTimer.NOT_HELD;
-            if (t.isPending()) {
-                heap.add(t);
-            }
-            t = next;
-        }
     }
 
     /** Moves slot {@code i}'s pushed chain to the end of its owned list (cancelled timers dropped). */

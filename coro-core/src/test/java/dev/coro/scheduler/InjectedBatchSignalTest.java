@@ -19,6 +19,14 @@ import org.junit.jupiter.api.Test;
  * the rule itself, which is what makes the batch shared at once.
  */
 class InjectedBatchSignalTest {
+    // JUnit makes a fresh instance per test: each test has its own unstarted pool, with worker 1 parked
+    private final WorkStealingPool pool = new WorkStealingPool(2, "unstarted");
+    private final Worker taker = pool.workers[0];
+    private final Worker parked = pool.workers[1];
+
+    InjectedBatchSignalTest() {
+        pool.idle.announcePark(parked, false);
+    }
 
     /** A task that is only a name. */
     record Named(String name) implements Runnable {
@@ -26,17 +34,17 @@ class InjectedBatchSignalTest {
         public void run() {}
     }
 
+    /** Submits {@code task} to the taker's injection shard. */
+    private void offerToTaker(Runnable task) {
+        pool.injection.offer(task, pool.injection.shardOfWorker(taker.index));
+    }
+
     @Test
     void aBatchThatLeavesTasksInTheTakersQueueWakesAParkedWorker() {
-        WorkStealingPool pool = new WorkStealingPool(2, "unstarted");
-        Worker taker = pool.workers[0];
-        Worker parked = pool.workers[1];
-        pool.idle.announcePark(parked, false);
         Runnable first = new Named("first");
-        int shard = pool.injection.shardOfWorker(taker.index);
-        pool.injection.offer(first, shard);
-        pool.injection.offer(new Named("second"), shard);
-        pool.injection.offer(new Named("third"), shard);
+        offerToTaker(first);
+        offerToTaker(new Named("second"));
+        offerToTaker(new Named("third"));
 
         assertSame(first, taker.takeInjected(), "the oldest submission runs first");
         assertEquals(2, taker.queue.size(), "the rest of the batch went into the taker's own queue");
@@ -46,13 +54,8 @@ class InjectedBatchSignalTest {
 
     @Test
     void aChunkThatLeavesTasksInTheTakersQueueWakesAParkedWorker() {
-        WorkStealingPool pool = new WorkStealingPool(2, "unstarted");
-        Worker taker = pool.workers[0];
-        Worker parked = pool.workers[1];
-        pool.idle.announcePark(parked, false);
         Runnable first = new Named("first");
-        pool.injection.offer(new WorkStealingPool.Chunk(new Runnable[] {first, new Named("second")}),
-                pool.injection.shardOfWorker(taker.index));
+        offerToTaker(new WorkStealingPool.Chunk(new Runnable[] {first, new Named("second")}));
 
         assertSame(first, taker.takeInjected(), "a chunk's first task runs first");
         assertEquals(1, taker.queue.size(), "the rest of the chunk went into the taker's own queue");
@@ -61,12 +64,8 @@ class InjectedBatchSignalTest {
 
     @Test
     void aSingleTakenTaskWakesNobody() {
-        WorkStealingPool pool = new WorkStealingPool(2, "unstarted");
-        Worker taker = pool.workers[0];
-        Worker parked = pool.workers[1];
-        pool.idle.announcePark(parked, false);
         Runnable only = new Named("only");
-        pool.injection.offer(only, pool.injection.shardOfWorker(taker.index));
+        offerToTaker(only);
 
         assertSame(only, taker.takeInjected());
         assertEquals(0, taker.queue.size());

@@ -1,15 +1,12 @@
 package dev.coro.scheduler;
 
 import dev.coro.LincheckSupport;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 
 /**
  * Lincheck checks the batch take of {@link InjectionQueue} ({@link InjectionQueue#pollInto}) against
@@ -27,19 +24,19 @@ import org.junit.jupiter.api.Test;
  */
 @Param(name = "v", gen = IntGen.class, conf = "1:9")
 @Param(name = "max", gen = IntGen.class, conf = "1:3")
-public class InjectionQueueBatchLincheckTest {
+public class InjectionQueueBatchLincheckTest extends InjectionQueueLincheck {
     /** Slots per segment. */
     static final int SEGMENT = 3;
 
-    private final InjectionQueue queue = new InjectionQueue(1, SEGMENT); // one worker: one shard
-
     /** A fresh, empty queue per scenario (Lincheck creates one instance per run). */
-    public InjectionQueueBatchLincheckTest() {}
+    public InjectionQueueBatchLincheckTest() {
+        super(SEGMENT, 3);
+    }
 
     /** A submitter appends {@code v}. */
     @Operation
     public void offer(@Param(name = "v") int v) {
-        queue.offer(new InjectionQueueLincheckTest.Item(v), 0);
+        queue.offer(new Item(v), 0);
     }
 
     /**
@@ -52,10 +49,10 @@ public class InjectionQueueBatchLincheckTest {
         Runnable first = queue.pollInto(0, mine, max);
         List<Integer> taken = new ArrayList<>();
         if (first != null) {
-            taken.add(((InjectionQueueLincheckTest.Item) first).value());
+            taken.add(valueOf(first));
             Runnable r;
             while ((r = mine.pop()) != null) {
-                taken.add(((InjectionQueueLincheckTest.Item) r).value());
+                taken.add(valueOf(r));
             }
         }
         return taken;
@@ -64,8 +61,7 @@ public class InjectionQueueBatchLincheckTest {
     /** The consumer takes the oldest value, or -1. */
     @Operation(nonParallelGroup = "consumer")
     public int poll() {
-        Runnable r = queue.poll(0);
-        return r == null ? -1 : ((InjectionQueueLincheckTest.Item) r).value();
+        return valueOf(queue.poll(0));
     }
 
     /** The consumer's park re-check. */
@@ -74,22 +70,8 @@ public class InjectionQueueBatchLincheckTest {
         return queue.isEmpty();
     }
 
-    @Test
-    void modelChecking() {
-        check().scaledIterations(10).invocations(500)
-                .threads(3).actorsPerThread(3).actorsBefore(2).actorsAfter(1)
-                .modelCheck();
-    }
-
-    @Test
-    @Tag(LincheckSupport.STRESS_MODE)
-    void stress() {
-        check().scaledIterations(20).invocations(1000)
-                .threads(3).actorsPerThread(4).actorsBefore(2).actorsAfter(2)
-                .stress();
-    }
-
-    private static LincheckSupport.Check check() {
+    @Override
+    LincheckSupport.Check check() {
         return LincheckSupport.lincheck(InjectionQueueBatchLincheckTest.class)
                 .spec(Spec.class)
                 .scenarios(batchesRacingOffersAcrossSegmentEnds());
@@ -108,17 +90,9 @@ public class InjectionQueueBatchLincheckTest {
      * {@code max}, up to the end of the segment the oldest one is in (values fill segments of
      * {@link #SEGMENT} in order).
      */
-    public static final class Spec {
-        private final ArrayDeque<Integer> values = new ArrayDeque<>();
-        private long taken; // values taken so far: the index of the oldest one
-
+    public static final class Spec extends InjectionQueueLincheck.Spec {
         /** An empty queue. */
         public Spec() {}
-
-        /** Appends. */
-        public void offer(int v) {
-            values.addLast(v);
-        }
 
         /** Takes up to {@code max} oldest values, not past the oldest one's segment. */
         public List<Integer> batch(int max) {
@@ -129,21 +103,6 @@ public class InjectionQueueBatchLincheckTest {
                 taken++;
             }
             return out;
-        }
-
-        /** Removes the oldest, or -1. */
-        public int poll() {
-            Integer v = values.pollFirst();
-            if (v == null) {
-                return -1;
-            }
-            taken++;
-            return v;
-        }
-
-        /** Whether there is no value. */
-        public boolean isEmpty() {
-            return values.isEmpty();
         }
     }
 }

@@ -1,13 +1,10 @@
 package dev.coro.scheduler;
 
 import dev.coro.LincheckSupport;
-import java.util.ArrayDeque;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 
 /**
  * Lincheck checks one shard of {@link InjectionQueue} for linearizability against {@link Spec}, a
@@ -25,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * at once; {@link InjectionQueueBatchLincheckTest} checks it with one consumer.
  */
 @Param(name = "v", gen = IntGen.class, conf = "1:4")
-public class InjectionQueueLincheckTest {
+public class InjectionQueueLincheckTest extends InjectionQueueLincheck {
     /** Slots per segment: small, so that scenarios cross segment ends. */
     static final int SEGMENT = 2;
 
@@ -38,15 +35,9 @@ public class InjectionQueueLincheckTest {
         }
     }
 
-    private final InjectionQueue queue = new InjectionQueue(1, SEGMENT); // one worker: one shard
-
     /** A fresh, empty queue per scenario (Lincheck creates one instance per run). */
-    public InjectionQueueLincheckTest() {}
-
-    /** A runnable that is only a number. */
-    record Item(int value) implements Runnable {
-        @Override
-        public void run() {}
+    public InjectionQueueLincheckTest() {
+        super(SEGMENT, 2);
     }
 
     /** A submitter appends {@code v} (whether it must signal is not a queue state: not checked here). */
@@ -58,8 +49,7 @@ public class InjectionQueueLincheckTest {
     /** A consumer takes the oldest value, or -1 when empty. */
     @Operation
     public int poll() {
-        Runnable r = queue.poll(0);
-        return r == null ? -1 : ((Item) r).value();
+        return valueOf(queue.poll(0));
     }
 
     /** A submitter takes back one occurrence of {@code v} that no consumer took; whether it did. */
@@ -74,22 +64,8 @@ public class InjectionQueueLincheckTest {
         return queue.isEmpty();
     }
 
-    @Test
-    void modelChecking() {
-        check().scaledIterations(10).invocations(500)
-                .threads(3).actorsPerThread(2).actorsBefore(2).actorsAfter(1)
-                .modelCheck();
-    }
-
-    @Test
-    @Tag(LincheckSupport.STRESS_MODE)
-    void stress() {
-        check().scaledIterations(20).invocations(1000)
-                .threads(3).actorsPerThread(4).actorsBefore(2).actorsAfter(2)
-                .stress();
-    }
-
-    private static LincheckSupport.Check check() {
+    @Override
+    LincheckSupport.Check check() {
         return LincheckSupport.lincheck(InjectionQueueLincheckTest.class)
                 .spec(Spec.class)
                 .scenarios(aRemoveRacingTwoConsumersAcrossASegmentEnd(), offersRacingAConsumerAtASegmentEnd());
@@ -115,31 +91,13 @@ public class InjectionQueueLincheckTest {
     }
 
     /** The sequential specification: a FIFO queue whose remove takes the oldest occurrence. */
-    public static final class Spec {
-        private final ArrayDeque<Integer> values = new ArrayDeque<>();
-
+    public static final class Spec extends InjectionQueueLincheck.Spec {
         /** An empty queue. */
         public Spec() {}
-
-        /** Appends. */
-        public void offer(int v) {
-            values.addLast(v);
-        }
-
-        /** Removes the oldest, or -1. */
-        public int poll() {
-            Integer v = values.pollFirst();
-            return v == null ? -1 : v;
-        }
 
         /** Removes the oldest occurrence of {@code v}; whether there was one. */
         public boolean remove(int v) {
             return values.removeFirstOccurrence(v);
-        }
-
-        /** Whether there is no value. */
-        public boolean isEmpty() {
-            return values.isEmpty();
         }
     }
 }
