@@ -87,6 +87,11 @@ final class LeaseQueue {
      *       ADMITTED): a place or lease made by an ACQUIRE whose reply is slow to be handled here
      *       (a loaded JVM) is renewed all the same; a NEW waiter that a renewal finds gone is left to
      *       its ACQUIRE's reply.
+     *    I7 A waiter is in its lane's queued map only while QUEUED: the enqueued reply puts it there
+     *       after writing QUEUED, then reads the state again and takes it out if it has moved on (a
+     *       cancel, close, failure or admission whose own unqueue ran before the put found nothing);
+     *       one that moves on after that read finds it. Found by a cancel landing in that gap
+     *       (queueLength one too many for good).
      *    I6 A Lane is in lanes while a live waiter uses it (each waiter joins once, in enter, and
      *       leaves once, when forget removes it from live), so an idle key costs nothing locally.
      *
@@ -393,6 +398,9 @@ final class LeaseQueue {
             }
             if (w.lane.queued.put(ticket, w) == null) {
                 queuedCount.incrementAndGet();
+            }
+            if (w.state() != QUEUED) {
+                unqueue(w); // it ended or was admitted after the state write above and before the put: its own unqueue found nothing
             }
             if (w.lane.noticeCount.get() != w.noticesAtDispatch) {
                 requestPump(w.lane); // a notice came while the reply was on its way (6)
