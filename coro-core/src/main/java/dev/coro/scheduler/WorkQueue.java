@@ -141,8 +141,7 @@ final class WorkQueue extends WorkQueueFields {
      */
     int pushAll(Runnable[] tasks, int from, int to) {
         int t = tailPlain();
-        int room = capacity - (t - steal(headVolatile()));
-        int n = Math.min(room, to - from);
+        int n = Math.min(room(), to - from);
         for (int i = 0; i < n; i++) {
             Runnable task = tasks[from + i];
             assert task != null;
@@ -268,7 +267,7 @@ final class WorkQueue extends WorkQueueFields {
         assert dst != this;
         assert n >= 1 && n <= capacity - capacity / 2 : n;
         int dstTail = dst.tailPlain();
-        assert dstTail - steal(dst.headVolatile()) <= dst.capacity - (n - 1) : "no room to steal into";
+        assert dst.room() >= n - 1 : "no room to steal into";
         // claim
         long h = headVolatile();
         int first;
