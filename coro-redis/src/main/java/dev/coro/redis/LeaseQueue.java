@@ -89,9 +89,10 @@ final class LeaseQueue {
      *       its ACQUIRE's reply.
      *    I7 A waiter is in its lane's queued map only while QUEUED: the enqueued reply puts it there
      *       after writing QUEUED, then reads the state again and takes it out if it has moved on (a
-     *       cancel, close, failure or admission whose own unqueue ran before the put found nothing);
-     *       one that moves on after that read finds it. Found by a cancel landing in that gap
-     *       (queueLength one too many for good).
+     *       cancel, close or failure whose own unqueue ran before the put found nothing; not an
+     *       admission, which needs a pump to have found it in that map); one that moves on after that
+     *       read finds it. Found by a cancel landing in that gap (queueLength one too many for good);
+     *       LeaseQueueGapTest lands a cancel, a close and a failure there through queuedGapForTest.
      *    I6 A Lane is in lanes while a live waiter uses it (each waiter joins once, in enter, and
      *       leaves once, when forget removes it from live), so an idle key costs nothing locally.
      *
@@ -165,6 +166,14 @@ final class LeaseQueue {
     private volatile long lastRenewal = System.nanoTime();
     private volatile Cancellable renewTimer;
     private volatile Cancellable recheckTimer;
+    /**
+     * Test seam: when not null, run by the enqueued reply in the gap of I7, after it wrote QUEUED and
+     * before it puts the waiter into its lane's queued map, on the thread that handles the reply, so
+     * that a test can land a cancel, a close or a failure there. Null in production, where it costs
+     * one plain read per enqueued reply. A test sets it before starting the waiter it aims at: the
+     * dispatch of that waiter's ACQUIRE orders the write before the read.
+     */
+    Runnable queuedGapForTest;
 
     /**
      * Connects (a command connection and a pub/sub connection), subscribes to the gate's channel and
@@ -396,11 +405,15 @@ final class LeaseQueue {
                 sendCancel(w); // I2
                 return false;
             }
+            Runnable gap = queuedGapForTest;
+            if (gap != null) {
+                gap.run(); // a test's cancel, close or failure in the gap of I7
+            }
             if (w.lane.queued.put(ticket, w) == null) {
                 queuedCount.incrementAndGet();
             }
             if (w.state() != QUEUED) {
-                unqueue(w); // it ended or was admitted after the state write above and before the put: its own unqueue found nothing
+                unqueue(w); // I7: it ended after the state write above and before the put: its own unqueue found nothing
             }
             if (w.lane.noticeCount.get() != w.noticesAtDispatch) {
                 requestPump(w.lane); // a notice came while the reply was on its way (6)
