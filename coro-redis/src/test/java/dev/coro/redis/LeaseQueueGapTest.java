@@ -103,15 +103,7 @@ class LeaseQueueGapTest extends RedisGateTestBase {
         LeaseQueue b = queue(redis, SURVIVOR_LEASE, Duration.ofSeconds(5), timers);
         Holder holder = holdSlot(a);
         CancellationSource cancel = new CancellationSource();
-        AtomicInteger gaps = new AtomicInteger();
-        AtomicReference<Thread> hookThread = new AtomicReference<>();
-        AtomicInteger lanesInGap = new AtomicInteger(-1);
-        b.queuedGapForTest = () -> {
-            gaps.incrementAndGet();
-            hookThread.set(Thread.currentThread());
-            cancel.cancel(); // the waiter's cancel action runs here, on this thread
-            lanesInGap.set(b.activeLanes());
-        };
+        Gap gap = new Gap(b, cancel::cancel); // the waiter's cancel action runs in the gap, on its thread
         AtomicBoolean ran = new AtomicBoolean();
 
         TaskHandle<Void> waiter = startHeldBack(redis, () -> waiting(b, ran).start(Scheduler.inline(), cancel.token()));
@@ -119,13 +111,8 @@ class LeaseQueueGapTest extends RedisGateTestBase {
         assertInstanceOf(Outcome.Cancelled.class, outcome(waiter));
         b.close();
         timers.awaitShutDown();
-        assertEquals(1, gaps.get(), "the hook ran once, for the one enqueued reply");
-        assertNotSame(Thread.currentThread(), hookThread.get(), "the reply was handled on the I/O thread");
-        assertEquals(0, lanesInGap.get(), "the cancel ended and forgot the waiter inside the gap");
-        assertEquals(0, b.queueLength(), "the cancelled waiter is not counted as queued");
-        assertEquals(0, b.activeLanes(), "its lane is given up");
+        gap.assertEndedThereAndForgotten("cancel", "cancelled", ran);
         assertPlaceGoneAndSlotFree(redis, a, holder);
-        assertFalse(ran.get(), "the cancelled waiter's work never runs");
     }
 
     @Test
@@ -134,15 +121,7 @@ class LeaseQueueGapTest extends RedisGateTestBase {
         ShutdownWatch timers = new ShutdownWatch();
         LeaseQueue b = queue(redis, SURVIVOR_LEASE, Duration.ofSeconds(5), timers);
         Holder holder = holdSlot(a);
-        AtomicInteger gaps = new AtomicInteger();
-        AtomicReference<Thread> hookThread = new AtomicReference<>();
-        AtomicInteger lanesInGap = new AtomicInteger(-1);
-        b.queuedGapForTest = () -> {
-            gaps.incrementAndGet();
-            hookThread.set(Thread.currentThread());
-            b.close(); // ends the waiter, cancelled, here, on this thread
-            lanesInGap.set(b.activeLanes());
-        };
+        Gap gap = new Gap(b, b::close); // ends the waiter, cancelled, in the gap, on its thread
         AtomicInteger cancelledReports = new AtomicInteger();
         b.addListener((outcome, waited) -> {
             if (outcome == WaitListener.Outcome.CANCELLED) {
@@ -156,14 +135,9 @@ class LeaseQueueGapTest extends RedisGateTestBase {
         assertInstanceOf(Outcome.Cancelled.class, outcome(waiter));
         timers.awaitShutDown();
         assertTrue(b.isClosed());
-        assertEquals(1, gaps.get(), "the hook ran once, for the one enqueued reply");
-        assertNotSame(Thread.currentThread(), hookThread.get(), "the reply was handled on the I/O thread");
-        assertEquals(0, lanesInGap.get(), "the close ended and forgot the waiter inside the gap");
         assertEquals(1, cancelledReports.get(), "close reported its waiter cancelled");
-        assertEquals(0, b.queueLength(), "the closed-out waiter is not counted as queued");
-        assertEquals(0, b.activeLanes(), "its lane is given up");
+        gap.assertEndedThereAndForgotten("close", "closed-out", ran);
         assertPlaceGoneAndSlotFree(redis, a, holder);
-        assertFalse(ran.get(), "the closed-out waiter's work never runs");
     }
 
     /**
@@ -184,20 +158,14 @@ class LeaseQueueGapTest extends RedisGateTestBase {
                 timedOut.countDown();
             }
         });
-        AtomicInteger gaps = new AtomicInteger();
-        AtomicReference<Thread> hookThread = new AtomicReference<>();
         AtomicReference<Throwable> hookFailed = new AtomicReference<>();
-        AtomicInteger lanesInGap = new AtomicInteger(-1);
-        b.queuedGapForTest = () -> {
-            gaps.incrementAndGet();
-            hookThread.set(Thread.currentThread());
+        Gap gap = new Gap(b, () -> {
             try {
                 assertTrue(timedOut.await(BOUND.toSeconds(), SECONDS), "a renewal with no answer fails the waiter");
             } catch (Throwable e) {
                 hookFailed.set(e);
             }
-            lanesInGap.set(b.activeLanes());
-        };
+        });
         AtomicBoolean ran = new AtomicBoolean();
 
         TaskHandle<Void> waiter = startHeldBack(redis, () -> start(waiting(b, ran)));
@@ -209,13 +177,42 @@ class LeaseQueueGapTest extends RedisGateTestBase {
         assertEquals("gate '" + name + "': wait: Redis did not answer within " + redisTimeout, error.getMessage());
         b.close();
         timers.awaitShutDown();
-        assertEquals(1, gaps.get(), "the hook ran once, for the one enqueued reply");
-        assertNotSame(Thread.currentThread(), hookThread.get(), "the reply was handled on the I/O thread");
-        assertEquals(0, lanesInGap.get(), "the failure ended and forgot the waiter inside the gap");
-        assertEquals(0, b.queueLength(), "the failed waiter is not counted as queued");
-        assertEquals(0, b.activeLanes(), "its lane is given up");
+        gap.assertEndedThereAndForgotten("failure", "failed", ran);
         assertPlaceGoneAndSlotFree(redis, a, holder);
-        assertFalse(ran.get(), "the failed waiter's work never runs");
+    }
+
+    /**
+     * The hook a test lands in the gap of I7: it runs {@code action} there and records how often it
+     * ran, on which thread, and the queue's lanes right after the action.
+     */
+    private static final class Gap {
+        private final LeaseQueue queue;
+        private final AtomicInteger runs = new AtomicInteger();
+        private final AtomicReference<Thread> thread = new AtomicReference<>();
+        private final AtomicInteger lanesAfter = new AtomicInteger(-1);
+
+        Gap(LeaseQueue queue, Runnable action) {
+            this.queue = queue;
+            queue.queuedGapForTest = () -> {
+                runs.incrementAndGet();
+                thread.set(Thread.currentThread());
+                action.run();
+                lanesAfter.set(queue.activeLanes());
+            };
+        }
+
+        /**
+         * After the queue shut down: the hook ran once, on the I/O thread; {@code cause} ended the
+         * waiter inside the gap; the queue counts no waiter and keeps no lane; the work never ran.
+         */
+        void assertEndedThereAndForgotten(String cause, String ended, AtomicBoolean ran) {
+            assertEquals(1, runs.get(), "the hook ran once, for the one enqueued reply");
+            assertNotSame(Thread.currentThread(), thread.get(), "the reply was handled on the I/O thread");
+            assertEquals(0, lanesAfter.get(), "the " + cause + " ended and forgot the waiter inside the gap");
+            assertEquals(0, queue.queueLength(), "the " + ended + " waiter is not counted as queued");
+            assertEquals(0, queue.activeLanes(), "its lane is given up");
+            assertFalse(ran.get(), "the " + ended + " waiter's work never runs");
+        }
     }
 
     /**
