@@ -1168,11 +1168,6 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
         public boolean isCancelRequested() {
             return false;
         }
-
-        @Override
-        protected void onFire() {
-            throw new AssertionError("a try node is never registered on a token");
-        }
     }
 
     private static final class Marker {

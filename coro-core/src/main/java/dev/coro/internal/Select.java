@@ -185,11 +185,6 @@ public final class Select implements WaitNode.Departures {
         }
 
         @Override
-        protected void onFire() {
-            throw new AssertionError("a select clause is never registered on a token");
-        }
-
-        @Override
         public String toString() {
             return "Select.Clause[" + index + "]";
         }

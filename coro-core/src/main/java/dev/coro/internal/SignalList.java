@@ -27,31 +27,31 @@ public class SignalList extends SweptStack {
     /* Implementation overview.
      *
      * 1. Representation.
-     *    head (volatile Node):
+     *    head (volatile SignalNode):
      *      null          empty, not fired
      *      FIRED         fired; terminal; add() refuses from now on
-     *      n             the newest registered node; older nodes follow through n.next
-     *    Node.state (volatile int): LIVE -> REMOVED (by remove) | LIVE -> FIRED (by fire). Terminal.
-     *    Node.next (volatile): the next older node; written before the node is published, later
-     *      rewritten only by the single sweeper (to skip REMOVED nodes).
-     *    Node.state may also be NOT_LISTED: a node its owner will never add (a suspension whose token
-     *      cannot fire), written before the node is shared, so remove() knows it has nothing to do.
+     *      n             the newest registered node; older nodes follow through n.listNext
+     *    Node.listState (volatile int, SignalNode's): LIVE -> REMOVED (by remove) | LIVE -> NODE_FIRED
+     *      (by fire). Terminal.
+     *    Node.listNext (volatile, SignalNode's): the next older node; written before the node is
+     *      published, later rewritten only by the single sweeper (to skip REMOVED nodes).
+     *    A node is any SignalNode: a Node, or a task's run (Fiber) registered once on its token.
      *    The removal counts and the single-sweeper flag are SweptStack's (the counted sweep that
      *      WaitQueue shares): a removed node that is not the head stays linked until a sweep, which
      *      runs when such nodes outnumber an estimate of the live ones plus a constant.
      *
      * 2. Transitions.
-     *    add:     head h (not FIRED) -> n, with n.next = h           CAS head          registrant
+     *    add:     head h (not FIRED) -> n, with n.listNext = h        CAS head          registrant
      *             head h (FIRED)      -> unchanged, add returns false
-     *             head h (REMOVED)    -> h.next, first (pops a removed head) CAS head        registrant
+     *             head h (REMOVED)    -> h.listNext, first (pops it)      CAS head          registrant
      *    fire:    head h -> FIRED                                      getAndSet head    firer
-     *             then each node: LIVE -> FIRED                         CAS state         firer
+     *             then each node: LIVE -> NODE_FIRED                    CAS state         firer
      *    remove:  head FIRED          -> unchanged, remove returns false (the firer owns the node)
      *             node LIVE -> REMOVED                                  CAS state         remover
-     *             then head n -> n.next when n is the head              CAS head          remover
-     *               and head h -> h.next while h is REMOVED             CAS head          remover
+     *             then head n -> n.listNext when n is the head          CAS head          remover
+     *               and head h -> h.listNext while h is REMOVED         CAS head          remover
      *             SweptStack.leftAtTop if the head pop succeeded, else leftLinked (which may sweep)
-     *    sweep:   SweptStack's: pred.next = first non-REMOVED node after pred (volatile write)
+     *    sweep:   SweptStack's: pred.listNext = first non-REMOVED node after pred (volatile write)
      *
      * 3. Linearization points.
      *    add:    the successful CAS of head (or the read of FIRED, which refuses).
@@ -65,14 +65,14 @@ public class SignalList extends SweptStack {
      *    I1: every LIVE node registered before the last head write is reachable from head (or, after
      *        fire, from the detached chain the firer walks): neither a head pop nor a sweep skips a
      *        node that is not REMOVED, and REMOVED is terminal.
-     *    I2: a node's onFire runs at most once, only after winning LIVE -> FIRED.
+     *    I2: a node's onFire runs at most once, only after winning LIVE -> NODE_FIRED.
      *    I3: once head is FIRED it stays FIRED.
      *    I4: no node goes LIVE -> REMOVED after its remover has read FIRED in head: from the fire's
      *        exchange on, only the firer changes the state of a node it detached, except for a
      *        remove that read head before the exchange. So a remove that starts after any thread
      *        saw the list fired returns false, and its node, if registered in time, runs.
      *
-     * 5. Memory ordering. head, Node.state and Node.next are volatile (sequentially consistent);
+     * 5. Memory ordering. head, listState and listNext are volatile (sequentially consistent);
      *    the steering counts are plain and racy on purpose (SweptStack part 5). The release of the
      *    head CAS in add publishes the node's fields (and whatever the registrant wrote before) to the
      *    firer; the getAndSet in fire is a release that publishes the firer's earlier writes (the
@@ -84,7 +84,7 @@ public class SignalList extends SweptStack {
      *    changed head). fire is wait-free apart from the callbacks it runs. The sweep is
      *    SweptStack's try-lock (nobody waits) at O(1) amortized cost.
      *
-     * 7. Races. fire vs remove of the same node: one CAS on node.state decides; the loser learns it
+     * 7. Races. fire vs remove of the same node: one CAS on the node's listState decides; the loser learns it
      *    lost from the return value (remove returns false: the callback has run, is running, or is
      *    about to run). A remove that starts after the exchange (and so after any isFired() that
      *    returned true) reads FIRED and loses at once (I4); it does not race the firer's walk.
@@ -101,19 +101,7 @@ public class SignalList extends SweptStack {
      */
 
     /** A registration. Subclass it to say what firing does. */
-    public abstract static class Node {
-        /** The node is registered and neither fired nor removed. */
-        static final int LIVE = 0;
-        /** The node was taken back by {@link SignalList#remove}. */
-        static final int REMOVED = 1;
-        /** The node was fired; its callback has run or is running. */
-        static final int FIRED = 2;
-        /** The node will never be added to a list (see {@link #markUnlisted()}). */
-        static final int NOT_LISTED = 3;
-
-        volatile int state;
-        volatile Node next;
-
+    public abstract static class Node extends SignalNode {
         /** Creates a live, unregistered node. */
         protected Node() {}
 
@@ -122,33 +110,21 @@ public class SignalList extends SweptStack {
          * Exceptions are reported to the firing thread's uncaught-exception handler and do not stop
          * the other nodes.
          */
+        @Override
         protected abstract void onFire();
 
         /** Returns whether this node has been fired. */
         public final boolean isFired() {
-            return state == FIRED;
-        }
-
-        /**
-         * Marks a node that its owner will never add to a list, so that {@link #isListed()} is
-         * false. A plain write: call it before the node is shared.
-         */
-        public final void markUnlisted() {
-            STATE.set(this, NOT_LISTED); // plain: the node is not shared yet
-        }
-
-        /** Returns whether this node may be in a list: it was not {@linkplain #markUnlisted() marked}. */
-        public final boolean isListed() {
-            return (int) STATE.get(this) != NOT_LISTED; // plain: only its owner marks it, before sharing it
+            return wasFired();
         }
     }
 
-    private static final Node FIRED = new Node() {
+    private static final SignalNode FIRED = new Node() {
         @Override
         protected void onFire() {}
     };
 
-    private volatile Node head;
+    private volatile SignalNode head;
 
     /** Creates an empty, unfired list. */
     public SignalList() {}
@@ -158,14 +134,14 @@ public class SignalList extends SweptStack {
      * fired: the caller then acts as if the node had fired (this is the "completed" answer of the
      * seed-000 handshake). A node may be added to one list, once.
      */
-    public final boolean add(Node node) {
-        Node h = head;
+    public final boolean add(SignalNode node) {
+        SignalNode h = head;
         for (;;) {
             if (h == FIRED) {
                 return false;
             }
-            if (h != null && h.state == Node.REMOVED) { // pop a removed head while we are here
-                Node next = h.next;
+            if (h != null && h.listState == REMOVED) { // pop a removed head while we are here
+                SignalNode next = h.listNext;
                 if (HEAD.compareAndSet(this, h, next)) {
                     h = next;
                 } else {
@@ -173,8 +149,8 @@ public class SignalList extends SweptStack {
                 }
                 continue;
             }
-            node.next = h;
-            Node witness = (Node) HEAD.compareAndExchange(this, h, node);
+            node.listNext = h;
+            SignalNode witness = (SignalNode) HEAD.compareAndExchange(this, h, node);
             if (witness == h) {
                 return true;
             }
@@ -188,16 +164,16 @@ public class SignalList extends SweptStack {
      * onFire} has run, is running, or is about to run on the firing thread; or the node was refused)
      * or the node was removed already.
      */
-    public final boolean remove(Node node) {
+    public final boolean remove(SignalNode node) {
         // I4: once head is FIRED the firer owns every detached node, so a remove that sees FIRED
         // leaves the node alone; without this check a remove could overtake the firer's walk and
         // win a node of a list that other threads have already seen fired.
-        if (node.state != Node.LIVE
+        if (node.listState != LIVE
                 || head == FIRED
-                || !STATE.compareAndSet(node, Node.LIVE, Node.REMOVED)) {
+                || !STATE.compareAndSet(node, LIVE, REMOVED)) {
             return false;
         }
-        if (head == node && HEAD.compareAndSet(this, node, node.next)) {
+        if (head == node && HEAD.compareAndSet(this, node, node.listNext)) {
             leftAtTop();
             popRemovedHeads();
             return true;
@@ -211,12 +187,12 @@ public class SignalList extends SweptStack {
      * one still live, newest first, and returns {@code true}; later calls return {@code false}.
      */
     public final boolean fire() {
-        Node h = (Node) HEAD.getAndSet(this, FIRED);
+        SignalNode h = (SignalNode) HEAD.getAndSet(this, FIRED);
         if (h == FIRED) {
             return false;
         }
-        for (Node n = h; n != null; n = n.next) {
-            if (n.state == Node.LIVE && STATE.compareAndSet(n, Node.LIVE, Node.FIRED)) {
+        for (SignalNode n = h; n != null; n = n.listNext) {
+            if (n.listState == LIVE && STATE.compareAndSet(n, LIVE, NODE_FIRED)) {
                 try {
                     n.onFire();
                 } catch (Throwable t) {
@@ -236,11 +212,11 @@ public class SignalList extends SweptStack {
     /** Returns the number of linked nodes (live or removed-but-not-yet-unlinked); for tests. */
     public final int linkedCount() {
         int count = 0;
-        Node h = head;
+        SignalNode h = head;
         if (h == FIRED) {
             return 0;
         }
-        for (Node n = h; n != null; n = n.next) {
+        for (SignalNode n = h; n != null; n = n.listNext) {
             count++;
         }
         return count;
@@ -252,9 +228,9 @@ public class SignalList extends SweptStack {
      * FIRED, or when another thread changes head.
      */
     private void popRemovedHeads() {
-        Node h = head;
-        while (h != null && h != FIRED && h.state == Node.REMOVED) { // I1: pops REMOVED nodes only
-            Node next = h.next;
+        SignalNode h = head;
+        while (h != null && h != FIRED && h.listState == REMOVED) { // I1: pops REMOVED nodes only
+            SignalNode next = h.listNext;
             if (!HEAD.compareAndSet(this, h, next)) {
                 return;
             }
@@ -266,18 +242,18 @@ public class SignalList extends SweptStack {
 
     @Override
     final Object top() {
-        Node h = head;
+        SignalNode h = head;
         return h == FIRED ? null : h;
     }
 
     @Override
     final Object link(Object node) {
-        return ((Node) node).next;
+        return ((SignalNode) node).listNext;
     }
 
     @Override
     final void setLink(Object node, Object next) {
-        ((Node) node).next = (Node) next;
+        ((SignalNode) node).listNext = (SignalNode) next;
     }
 
     @Override
@@ -287,7 +263,7 @@ public class SignalList extends SweptStack {
 
     @Override
     final boolean isDead(Object node) {
-        return ((Node) node).state == Node.REMOVED;
+        return ((SignalNode) node).listState == REMOVED;
     }
 
     private static final VarHandle HEAD;
@@ -296,8 +272,8 @@ public class SignalList extends SweptStack {
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            HEAD = lookup.findVarHandle(SignalList.class, "head", Node.class);
-            STATE = lookup.findVarHandle(Node.class, "state", int.class);
+            HEAD = lookup.findVarHandle(SignalList.class, "head", SignalNode.class);
+            STATE = lookup.findVarHandle(SignalNode.class, "listState", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

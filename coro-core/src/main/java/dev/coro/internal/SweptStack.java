@@ -11,11 +11,14 @@ import java.lang.invoke.VarHandle;
  * sequence of adds and removals keeps at most as many dead nodes linked as live ones, plus that
  * constant (exactly so when one thread works the stack), at O(1) amortized cost.
  *
+ * <p>Every stack is also a {@link SignalNode} (two words, default and unused unless the subclass
+ * registers itself on a list: a task's run does, on its cancellation token).
+ *
  * <p>A subclass says what its stack is: its top ({@link #top}), how a node links to the next older
  * one ({@link #link}, {@link #setLink}), and which nodes are dead ({@link #isDead}). It reports every
  * node that leaves the live set ({@link #leftAtTop}, {@link #leftLinked}, {@link #leftDrained}).
  */
-abstract class SweptStack {
+abstract class SweptStack extends SignalNode {
     /* Implementation overview.
      *
      * 1. Representation. The stack itself is the subclass's (a head word and a link per node). Here

@@ -11,8 +11,8 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Two kinds of node exist. The task layer's suspension step: every {@code Completer} handed to a
  * {@code Task.create} body is a {@code WaitNode}, so a primitive queues the completer itself and
- * allocates no node of its own; the step also extends {@link SignalList.Node}, so the same object is
- * the registration on the waiter's cancellation token (one object per suspension). And the clause of
+ * allocates no node of its own (the step's task is registered on its cancellation token once, not
+ * per suspension: see the task layer's Fiber). And the clause of
  * a {@link Select}: one suspension waiting in several queues has one clause node in each, and the
  * clauses settle through the one suspension, so exactly one of them wins.
  *
@@ -24,7 +24,7 @@ import java.lang.invoke.VarHandle;
  * abandoned, rejected, or a select clause that lost), so the queue can unlink it and the primitive
  * can give back what the waiter had reserved.
  */
-public abstract class WaitNode extends SignalList.Node {
+public abstract class WaitNode {
     /** What a queue is told when one of its nodes ends without being admitted. */
     public interface Departures {
         /**

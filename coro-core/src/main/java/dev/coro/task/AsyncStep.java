@@ -9,12 +9,12 @@ import java.util.Objects;
 /**
  * One suspension of a {@link Fiber}: the completer handed to an asynchronous body, and the handshake
  * between that body's completion and the fiber deciding to suspend. The same object is the waiter's
- * node in a primitive's queue (it is a {@link WaitNode}), its registration on the cancellation
- * token (a {@link dev.coro.internal.SignalList.Node}), and the continuation its resumption hands to
- * the fiber's scheduler (a {@link Runnable} that runs the fiber on from this step): one allocation
- * per suspension (48 bytes with compressed oops and class pointers: a 12-byte header and nine
- * 4-byte fields, two of SignalList.Node, four of WaitNode, three here). A suspended task keeps this
- * step and its fiber, nothing else of its own (see Fiber); LayoutTest pins the field counts.
+ * node in a primitive's queue (it is a {@link WaitNode}) and the continuation its resumption hands to
+ * the fiber's scheduler (a {@link Runnable} that runs the fiber on from this step); the cancellation
+ * token reaches it through the fiber, which is registered on the token once (Fiber's overview). One
+ * allocation per suspension: 40 bytes with compressed oops and class pointers (a 12-byte header and
+ * seven 4-byte fields, four of WaitNode, three here). A suspended task keeps this step and its
+ * fiber, nothing else of its own (see Fiber); WaiterLayoutTest pins the field counts.
  */
 final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
     /* Implementation overview.
@@ -26,8 +26,6 @@ final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
      *                  Failed, CANCELLED, Cancelled); terminal
      *    The departure hook (WaitNode's): the onCancel action or the queue the step is in; run once
      *      when the step settles cancelled (cancel, abandon) or rejected.
-     *    Whether the fiber linked the step on its token's list: the SignalList node's own state
-     *      (markUnlisted when it did not), written and read by the fiber only.
      *
      * 2. Transitions.
      *    null      -> SUSPENDED  fiber, after the body returns without a result        CAS
@@ -49,8 +47,9 @@ final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
      * 6. Progress: lock-free; each side does one CAS (a completer retries only after the fiber's
      *    null -> SUSPENDED CAS, at most once).
      *
-     * 7. Cancellation races. The token callback is one more completer: it races the body's
-     *    completion through the same CAS, so "cancelled" and "completed" have exactly one winner.
+     * 7. Cancellation races. The token's firing is one more completer (through the fiber's
+     *    registration, or a wait's own node under a second token; Fiber's overview): it races the
+     *    body's completion through the same CAS, so "cancelled" and "completed" have exactly one winner.
      *    The departure hook runs only when a cancelled (or rejected) completion won, exactly once
      *    (WaitNode: an action set after that runs at once). A queue's hook unlinks the node and
      *    gives back what it had reserved (WaitQueue part 7).
@@ -154,10 +153,9 @@ final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
         fiber.resume(this, r);
     }
 
-    /** The token fired while this step was linked on its list. */
-    @Override
-    protected void onFire() {
-        cancel();
+    /** Whether this is a suspension of {@code f} (the fiber's canceller checks what it reads). */
+    boolean belongsTo(Fiber<?> f) {
+        return fiber == f;
     }
 
     @Override

@@ -1,8 +1,12 @@
 package dev.coro.task;
 
+import dev.coro.cancel.CancellationToken;
 import dev.coro.internal.FastPath;
+import dev.coro.internal.SignalList;
 import dev.coro.internal.TokenSignals;
 import dev.coro.scheduler.Scheduler;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
@@ -17,15 +21,77 @@ import java.util.concurrent.RejectedExecutionException;
  * scheduler submission (of the fiber, for a start or a hop; of its {@link AsyncStep}, for a
  * resumption) or through the step's handshake, all of which publish its fields.
  *
+ * <p>Cancellation: the fiber registers itself, once, on the token of its first cancellable wait (its
+ * home token), and stays registered until it finishes; each later wait under that token costs one
+ * volatile write and one volatile read instead of a registration and a removal on the token's list
+ * (see the overview below). A wait under another token (inside a region that changed the token)
+ * registers a small node of its own for that wait.
+ *
  * <p>Memory: a suspended task keeps this object and its step, and nothing else of its own while its
  * stack holds at most one frame (the frame is kept in {@link #frames} itself, an array only from the
  * second; a fiber about to wait with one frame or none drops the array it made earlier). So the
- * fields are few on purpose: the result in flight across a hop is one encoded word ({@link #val}, no
- * separate kind), the thread contexts ride with the listener ({@link Carrying}, only when a
- * propagator is registered), and the step in progress is not kept here (the step resumes the fiber
- * itself; the task dump finds it through the debug registry). WaiterLayoutTest pins the fields.
+ * fields are few on purpose: what a hop carries (the node to evaluate next, or the result in flight)
+ * and what a wait publishes to its canceller share one word ({@link #resume}), the thread contexts
+ * ride with the listener ({@link Carrying}, only when a propagator is registered), and the step in
+ * progress is kept only in that word (the step resumes the fiber itself; the task dump finds it
+ * through the debug registry). With compressed oops: 56 bytes (eleven 4-byte fields), and 40 for the
+ * step. WaiterLayoutTest pins the fields.
  */
 sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slotted {
+    /* Implementation overview: the registration on the home token (the rest of the fiber is run by
+     * one thread at a time and needs none; see the class comment).
+     *
+     * 1. Representation.
+     *    home (plain, fiber only): null until the first cancellable wait, then the token the fiber
+     *      registered itself on (SignalNode words: LIVE while registered, NODE_FIRED once that
+     *      token fired, REMOVED after the fiber finished). Set once.
+     *    resume (read racily by the canceller; written by the fiber):
+     *      during a wait under home:        that wait's step s (a volatile write, W below)
+     *      during a wait under another token: the TokenWait node registered for that wait
+     *      during a hop:                    the node to evaluate next, or the encoded result
+     *                                       (a Task-valued result boxed in a HopValue)
+     *      otherwise:                       null
+     *
+     * 2. Transitions.
+     *    first cancellable wait: list(tok).add(this) (SignalList CAS); refused: the wait ends
+     *      cancelled at once, home stays null. Else home = tok.
+     *    each wait under home:  W: resume = s (volatile); R: read home's fired flag (volatile);
+     *      fired: resume = null and the wait ends cancelled without running its body; else the
+     *      body runs and the fiber suspends (AsyncStep's handshake).
+     *    the wait ends (resumed, or completed before it suspended): resume = null (plain); a
+     *      TokenWait is removed from its list.
+     *    home fires: onFire reads resume (volatile); if it is a step of this fiber, cancels it
+     *      (AsyncStep's CAS: a step already settled ignores it).
+     *    finish: list(home).remove(this).
+     *
+     * 3. Linearization point of "this wait is cancelled by home": the step's CAS to CANCELLED
+     *    (AsyncStep part 3), by onFire or by whoever else settles it first.
+     *
+     * 4. Invariant. F1: a wait under home whose token fires before the wait's step settles is
+     *    cancelled: either the fiber's R sees the fire, or the firer's read of resume sees s.
+     *    F2: onFire never settles a step of a wait that is not under home: resume holds only
+     *    this fiber's current home step, a TokenWait, hop data, or a settled step (a stale one,
+     *    or a step the task returned as a value), and cancel() on a settled step does nothing.
+     *
+     * 5. Memory ordering. F1 is a Dekker pair: W then R on the fiber, the head getAndSet of fire
+     *    then the read of resume on the firer, all four sequentially consistent. If R reads "not
+     *    fired", R precedes the getAndSet, so W precedes the firer's read, which sees s or a later
+     *    value (only the fiber writes resume, and it writes null only once s has settled). The
+     *    other writes of resume are plain: they publish nothing to the firer (it ignores what they
+     *    write), and the hop's value reaches the next run through the scheduler hand-off.
+     *
+     * 6. Progress: wait-free for the fiber (one add, once; then a write and a read per wait).
+     *
+     * 7. Races. fire during the body: the canceller's CAS and the body's completion race on the
+     *    step (AsyncStep part 7). fire after the step settled: cancel() does nothing, and the
+     *    fiber's next wait sees the fire at its first check. fire vs finish: SignalList's remove.
+     *
+     * 8. Resumption: a cancelled step resumes the fiber as any settled step does (AsyncStep part 8).
+     *
+     * 9. References. kotlinx.coroutines' reusable cancellable continuation (one registration per
+     *    coroutine, reused across suspensions) is the same idea; DESIGN principles 2, 3 and 5.
+     */
+
     /** Told, on the fiber's last thread, when the fiber has completed (before its waiters fire). */
     interface Listener {
         void fiberDone(Fiber<?> fiber);
@@ -43,16 +109,14 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
     private final Object listener;
     private Context ctx;
     /**
-     * Saved across a hop (a start is a hop too): the node to evaluate next, or null when a result
-     * travels up the stack ({@link #val}). Taken (cleared) by the run that continues.
+     * Saved across a hop (a start is a hop too): the node to evaluate next, or the result travelling
+     * up the stack, encoded as a {@link Completion} result (raw value, NULL, Failed, CANCELLED,
+     * Cancelled; a value that is itself a {@link Task} in a {@link HopValue}). Taken (cleared) by the
+     * run that continues. During a wait: what the wait publishes to its canceller (overview part 1).
      */
-    private Task<?> cur;
-    /**
-     * Saved across a hop whose {@link #cur} is null: the result travelling up the stack, encoded as a
-     * {@link Completion} result (raw value, NULL, Failed, CANCELLED, Cancelled). Taken by the run
-     * that continues, so a suspended fiber keeps no stale result alive.
-     */
-    private Object val;
+    private Object resume;
+    /** The token this fiber registered itself on, or null (overview part 1). */
+    private CancellationToken home;
     /**
      * The frames: null (none), the one frame itself (when sp is 1 and this is not an array: a frame
      * is a task node, a saved Context or RESTORE, never an {@code Object[]}), or an array holding
@@ -62,7 +126,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
     private int sp;
 
     Fiber(Task<? extends T> task, Context ctx, Listener listener) {
-        this.cur = task;
+        this.resume = task;
         this.ctx = ctx;
         ContextPropagation.Carried carried = ContextPropagation.capture(); // on the starting thread
         this.listener = carried == null ? listener : new Carrying(listener, carried);
@@ -102,7 +166,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
         try {
             s.execute(this);
         } catch (RejectedExecutionException e) {
-            cur = new Nodes.Fail<>(e);
+            resume = new Nodes.Fail<>(e);
             run();
         }
     }
@@ -141,16 +205,19 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      */
     private void runSteps(AsyncStep s, Object encoded) {
         if (s != null) { // resumed after a suspension
-            unregister(s);
+            endWait(s);
         } else {
-            Task<?> t = cur;
-            if (t != null) {
-                cur = null;
+            Object r = resume;
+            resume = null;
+            if (r instanceof Task<?> t) {
                 loop(t, VALUE, null);
                 return;
             }
-            encoded = val;
-            val = null;
+            if (r instanceof HopValue h) {
+                loop(null, VALUE, h.value);
+                return;
+            }
+            encoded = r;
         }
         int k = kindOf(encoded);
         loop(null, k, payloadOf(encoded, k));
@@ -384,14 +451,10 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             }
                         }
                         AsyncStep s = new AsyncStep(this, ctx);
-                        if (a.cancelOnToken && ctx.token().canBeCancelled()) {
-                            if (!TokenSignals.of(ctx.token()).add(s)) { // the token fired meanwhile
-                                v = null;
-                                k = CANCEL;
-                                continue;
-                            }
-                        } else {
-                            s.markUnlisted(); // plain write: the step is not shared yet
+                        if (a.cancelOnToken && ctx.token().canBeCancelled() && !watch(ctx.token(), s)) {
+                            v = null; // the token fired meanwhile
+                            k = CANCEL;
+                            continue;
                         }
                         if (CoroDebug.ENABLED) {
                             DebugProbes.suspending(this, s);
@@ -407,7 +470,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         if (s.trySuspend()) {
                             return; // the completer resumes us (through s.run()); do not touch fields from here on
                         }
-                        unregister(s);
+                        endWait(s);
                         Object r = s.result();
                         k = kindOf(r);
                         v = payloadOf(r, k);
@@ -581,24 +644,89 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * false (and changes nothing) if the scheduler refuses.
      */
     private boolean hop(Scheduler target, Task<?> next, int k, Object v) {
-        cur = next;
-        if (next == null) {
-            val = encode(k, v); // allocates only for an error (a Failed box; rare on a hop)
+        if (next != null) {
+            resume = next;
+        } else { // allocates only for an error (a Failed box) or a Task as a value: rare on a hop
+            Object encoded = encode(k, v);
+            resume = encoded instanceof Task<?> ? new HopValue(encoded) : encoded;
         }
         try {
             target.execute(this);
             return true;
         } catch (RejectedExecutionException e) {
-            cur = null;
-            val = null;
+            resume = null;
             return false;
         }
     }
 
-    /** Takes the step back from the token's list once the suspension is over. */
-    private static void unregister(AsyncStep s) {
-        if (s.isListed()) {
-            TokenSignals.of(s.context().token()).remove(s);
+    /** A result that is itself a {@link Task}, carried across a hop (so it is not taken for the next node). */
+    private static final class HopValue {
+        final Object value;
+
+        HopValue(Object value) {
+            this.value = value;
+        }
+    }
+
+    /**
+     * Makes the wait {@code s} cancellable by {@code token} (which can be cancelled): under the home
+     * token, the Dekker half W-then-R (overview part 2); the first time, the fiber's registration on
+     * {@code token}; under another token, a {@link TokenWait} for this wait. Returns false, having
+     * linked nothing, when the token has fired: the wait ends cancelled without running its body.
+     */
+    private boolean watch(CancellationToken token, AsyncStep s) {
+        if (token != home) {
+            if (home != null) { // a region under another token: a node for this wait alone
+                TokenWait w = new TokenWait(s);
+                if (!TokenSignals.of(token).add(w)) {
+                    return false;
+                }
+                resume = w; // plain: the home token's onFire ignores it, endWait takes it back
+                return true;
+            }
+            if (!TokenSignals.of(token).add(this)) {
+                return false;
+            }
+            home = token;
+        }
+        RESUME.setVolatile(this, s); // W
+        if (TokenSignals.of(token).isFired()) { // R
+            resume = null;
+            return false;
+        }
+        return true;
+    }
+
+    /** The wait {@code s} is over (resumed, or completed before the fiber suspended). */
+    private void endWait(AsyncStep s) {
+        Object w = resume;
+        if (w != null) {
+            resume = null; // plain: a canceller that still reads s finds it settled (F2)
+            if (w instanceof TokenWait tw) {
+                TokenSignals.of(s.context().token()).remove(tw);
+            }
+        }
+    }
+
+    /** The home token fired: cancels the wait in progress under it, if any (overview part 2). */
+    @Override
+    protected void onFire() {
+        if (RESUME.getVolatile(this) instanceof AsyncStep s && s.belongsTo(this)) {
+            s.cancel(); // does nothing if s has settled (F2)
+        }
+    }
+
+    /** The registration of one wait under a token other than the fiber's home token. */
+    private static final class TokenWait extends SignalList.Node {
+        private final AsyncStep step;
+
+        TokenWait(AsyncStep step) {
+            this.step = step;
+        }
+
+        @Override
+        protected void onFire() {
+            step.cancel();
         }
     }
 
@@ -654,6 +782,11 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
 
     private void finish(int k, Object v) {
         frames = null;
+        CancellationToken h = home;
+        if (h != null) {
+            home = null;
+            TokenSignals.of(h).remove(this);
+        }
         if (CoroDebug.ENABLED) {
             DebugProbes.finished(this, k == ERROR, v);
         }
@@ -674,5 +807,15 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
     @Override
     public String toString() {
         return "Fiber[" + (isFired() ? "done" : "pending") + "]";
+    }
+
+    private static final VarHandle RESUME;
+
+    static {
+        try {
+            RESUME = MethodHandles.lookup().findVarHandle(Fiber.class, "resume", Object.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 }

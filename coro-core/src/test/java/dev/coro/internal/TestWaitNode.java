@@ -71,11 +71,6 @@ final class TestWaitNode extends WaitNode {
     }
 
     @Override
-    protected void onFire() {
-        cancel();
-    }
-
-    @Override
     public String toString() {
         return "node " + name;
     }

@@ -10,6 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.cancel.Cancellable;
+import dev.coro.cancel.CancellationSource;
+import dev.coro.cancel.CancellationToken;
+import dev.coro.internal.TokenSignals;
 import dev.coro.gate.CapacityGate;
 import dev.coro.internal.WaitNode;
 import dev.coro.scheduler.Scheduler;
@@ -19,6 +22,7 @@ import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -26,26 +30,28 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What a suspended task keeps alive (issue 16: at most 96 bytes per waiter on a mutex or a capacity
- * gate): its {@link Fiber} and its {@link AsyncStep}, nine 4-byte fields each with compressed oops
- * (48 bytes apiece with a 12-byte header), and no frame array while it waits with at most one
- * frame. Pinned as field counts and object shapes, not bytes, so that it holds on any JVM; the
+ * gate): its {@link Fiber} (eleven 4-byte fields with compressed oops: 56 bytes with a 12-byte
+ * header) and its {@link AsyncStep} (seven: 40 bytes), and no frame array while it waits with at
+ * most one frame; the fiber is its own registration on its cancellation token, so a wait allocates
+ * nothing more for that. Pinned as field counts and object shapes, not bytes, so that it holds on any JVM; the
  * bytes are measured by {@code ./coro bench --memory}.
  */
 class WaiterLayoutTest {
 
     @Test
-    void aFiberHasNineInstanceFieldsNoneWiderThanAReference() {
+    void aFiberHasElevenInstanceFieldsNoneWiderThanAReference() {
         assertEquals(List.of(
-                        "SweptStack.steering", "SignalList.head", "Completion.result", "Fiber.listener",
-                        "Fiber.ctx", "Fiber.cur", "Fiber.val", "Fiber.frames", "Fiber.sp"),
+                        "SignalNode.listState", "SignalNode.listNext", "SweptStack.steering", "SignalList.head",
+                        "Completion.result", "Fiber.listener", "Fiber.ctx", "Fiber.resume", "Fiber.home",
+                        "Fiber.frames", "Fiber.sp"),
                 instanceFields(Fiber.class));
         assertNarrow(Fiber.class);
     }
 
     @Test
-    void aStepHasNineInstanceFieldsNoneWiderThanAReference() {
+    void aStepHasSevenInstanceFieldsNoneWiderThanAReference() {
         assertEquals(List.of(
-                        "Node.state", "Node.next", "WaitNode.below", "WaitNode.after", "WaitNode.tag", "WaitNode.hook",
+                        "WaitNode.below", "WaitNode.after", "WaitNode.tag", "WaitNode.hook",
                         "AsyncStep.fiber", "AsyncStep.context", "AsyncStep.result"),
                 instanceFields(AsyncStep.class));
         assertNarrow(AsyncStep.class);
@@ -64,13 +70,43 @@ class WaiterLayoutTest {
         assertFalse(frames instanceof Object[], "one frame is held inline, not in an array: " + frames);
         assertInstanceOf(Nodes.FlatMap.class, frames); // the outer then, waiting for the lock's value
         assertEquals(1, field(fiber, Fiber.class, "sp"));
-        assertNull(field(fiber, Fiber.class, "cur"), "a waiting fiber keeps no node to evaluate");
-        assertNull(field(fiber, Fiber.class, "val"), "a waiting fiber keeps no result in flight");
+        assertSame(step, field(fiber, Fiber.class, "resume"), "a waiting fiber keeps no node or result in flight, only its step");
         assertNull(field(fiber, sweptStackClass(), "steering"), "no waiter of its own left linked: no steering");
 
         mutex.unlock(); // hands the lock to the waiter, which resumes inline
         assertEquals(7, done.get(10, TimeUnit.SECONDS));
         assertTrue(mutex.isLocked(), "the waiter took the lock and never gave it back");
+    }
+
+    @Test
+    void aFiberRegistersOnItsTokenOnceAndEachWaitPublishesOnlyItsStep() throws Exception {
+        for (boolean cancelTheLastWait : new boolean[] {true, false}) {
+            CancellationSource source = new CancellationSource();
+            AtomicReference<Completer<Integer>> completer = new AtomicReference<>();
+            TaskHandle<Integer> run = Task.<Integer>create(completer::set).repeat(4).then(Task.value(7))
+                    .start(Scheduler.inline(), source.token());
+            CancellationToken home = null;
+            for (int i = 0; i < 4; i++) {
+                AsyncStep step = AsyncStep.of(completer.get());
+                Fiber<?> fiber = fiberOf(step);
+                assertSame(step, field(fiber, Fiber.class, "resume"), "wait " + i + " publishes its step to the canceller");
+                home = (CancellationToken) field(fiber, Fiber.class, "home");
+                assertNotNull(home, "the fiber registered on its run's token");
+                assertEquals(1, TokenSignals.of(home).linkedCount(), "one registration, the fiber's, however many waits");
+                if (i < 3 || !cancelTheLastWait) {
+                    completer.get().complete(i); // the fiber resumes inline and waits again
+                }
+            }
+            if (cancelTheLastWait) {
+                AsyncStep last = AsyncStep.of(completer.get());
+                source.cancel(); // reaches the fourth wait through the fiber's one registration
+                assertTrue(last.isSettled(), "the wait in progress was cancelled");
+                assertThrows(CancellationException.class, run::join);
+            } else {
+                assertEquals(7, run.join());
+                assertEquals(0, TokenSignals.of(home).linkedCount(), "the finished fiber took its registration back");
+            }
+        }
     }
 
     @Test
