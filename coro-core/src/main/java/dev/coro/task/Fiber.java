@@ -44,7 +44,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * 1. Representation.
      *    home (plain, fiber only): null until the first cancellable wait, then the token the fiber
      *      registered itself on (SignalNode words: LIVE while registered, NODE_FIRED once that
-     *      token fired, REMOVED after the fiber finished). Set once.
+     *      token fired, REMOVED after the fiber finished). Set once; cleared when the fiber finishes.
      *    resume (read racily by the canceller; written by the fiber):
      *      during a wait under home:        that wait's step s (a volatile write, W below)
      *      during a wait under another token: the TokenWait node registered for that wait
@@ -76,7 +76,8 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * 5. Memory ordering. F1 is a Dekker pair: W then R on the fiber, the head getAndSet of fire
      *    then the read of resume on the firer, all four sequentially consistent. If R reads "not
      *    fired", R precedes the getAndSet, so W precedes the firer's read, which sees s or a later
-     *    value (only the fiber writes resume, and it writes null only once s has settled). The
+     *    value (only the fiber writes resume, and it writes null only once s has settled, or once
+     *    its own R has seen the fire). The
      *    other writes of resume are plain: they publish nothing to the firer (it ignores what they
      *    write), and the hop's value reaches the next run through the scheduler hand-off.
      *
@@ -690,7 +691,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
             home = token;
         }
         RESUME.setVolatile(this, s); // W
-        if (TokenSignals.of(token).isFired()) { // R
+        if (token.isCancelled()) { // R: the fired flag of the list the firer exchanges
             resume = null;
             return false;
         }

@@ -12,8 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.coro.cancel.Cancellable;
 import dev.coro.cancel.CancellationSource;
 import dev.coro.cancel.CancellationToken;
-import dev.coro.internal.TokenSignals;
 import dev.coro.gate.CapacityGate;
+import dev.coro.internal.TokenSignals;
 import dev.coro.internal.WaitNode;
 import dev.coro.scheduler.Scheduler;
 import dev.coro.sync.AsyncMutex;
@@ -33,8 +33,8 @@ import org.junit.jupiter.api.Test;
  * gate): its {@link Fiber} (eleven 4-byte fields with compressed oops: 56 bytes with a 12-byte
  * header) and its {@link AsyncStep} (seven: 40 bytes), and no frame array while it waits with at
  * most one frame; the fiber is its own registration on its cancellation token, so a wait allocates
- * nothing more for that. Pinned as field counts and object shapes, not bytes, so that it holds on any JVM; the
- * bytes are measured by {@code ./coro bench --memory}.
+ * nothing more for that. Pinned as field counts and object shapes, not bytes, so that it holds on
+ * any JVM; the bytes are measured by {@code ./coro bench --memory}.
  */
 class WaiterLayoutTest {
 
