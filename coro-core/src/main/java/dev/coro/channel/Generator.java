@@ -57,7 +57,7 @@ import java.util.stream.StreamSupport;
  * <p><b>Cost per value.</b> Pushed ({@code forEach}, {@code toList}): the sources {@link #range},
  * {@link #iterate}, {@link #of} and {@link #fromIterable} and the stages {@code map}, {@code filter},
  * {@code take} allocate nothing of their own per value (boxing and the functions' results aside); an
- * {@link Emitter#emit emit} of a {@link #create} body is one small lazy task (two objects) plus
+ * {@link Emitter#emit emit} of a {@link #create} body is one small lazy task (one object) plus
  * whatever the body's own loop builds. Pulled (a {@link Cursor}): add the two waits of the hand-off,
  * the consumer's {@code next()} and the producer's wait for the next request (one suspension object
  * each; the second is skipped when the request is already there).
