@@ -45,6 +45,10 @@ final class ThreadLoop implements Scheduler {
 
     static <T> T join(Task<T> task) {
         Context base = Context.current();
+        Object ended = endedAlready(task, base);
+        if (ended != null) {
+            return valueOrThrow(ended);
+        }
         ThreadLoop loop = new ThreadLoop();
         CancellationSource source = base == null ? new CancellationSource()
                 : CancellationSource.linkedTo(base.token());
@@ -58,6 +62,29 @@ final class ThreadLoop implements Scheduler {
             source.close();
         }
         return valueOrThrow(fiber.result);
+    }
+
+    /**
+     * The encoded outcome the join of {@code task} would end with, when running it would only read an
+     * outcome that is already there; else null. Two shapes: a value ({@code Task.value}), and the
+     * plain wait on a cell that has completed (a spawn handle whose child has ended: joining handles
+     * one by one after the scope's join is the common case), unless the caller's token is cancelled
+     * (the wait would then end cancelled, as the full path decides). The acquire read of the cell's
+     * result orders the child's actions before the join's return, as the full path's wait does.
+     */
+    private static Object endedAlready(Task<?> task, Context base) {
+        if (task.tag == Nodes.PURE) {
+            return Completion.encodeValue(((Nodes.Pure<?>) task).value);
+        }
+        if (task.tag == Nodes.ASYNC && ((Nodes.Async<?>) task).body instanceof Object body
+                && body instanceof Completion cell) {
+            Object r = cell.resultAcquire();
+            boolean cancelledWait = ((Nodes.Async<?>) task).cancelOnToken && base != null && base.token().isCancelled();
+            if (r != null && !cancelledWait) {
+                return r;
+            }
+        }
+        return null;
     }
 
     private void runUntilDone(Fiber<?> fiber, CancellationSource source) {

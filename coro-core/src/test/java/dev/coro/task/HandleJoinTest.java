@@ -144,6 +144,48 @@ class HandleJoinTest {
     }
 
     @Test
+    void joiningEndedHandlesOneByOneGivesEachOutcomeAsTheFullJoinDoes() {
+        Scope scope = Scope.on(Scheduler.inline()); // every child has ended when its spawn returns
+        Task<Integer> one = scope.spawn(Task.value(1));
+        Task<Integer> none = scope.spawn(Task.value(null));
+        Task<Integer> cancelled = scope.spawn(Task.cancelled());
+        RuntimeException boom = new RuntimeException("boom");
+        Task<Integer> failed = scope.spawn(Task.failure(boom)); // last: it cancels this fail-fast scope
+        assertEquals(1, one.join());
+        assertEquals(1, one.join(), "a handle can be joined again");
+        assertEquals(null, none.join());
+        assertThrows(CancellationException.class, cancelled::join);
+        assertSame(boom, assertThrows(RuntimeException.class, failed::join));
+        assertEquals(7, Task.value(7).join());
+    }
+
+    @Test
+    void joiningAnEndedHandleUnderACancelledCallerEndsCancelledAsTheFullJoinDoes() {
+        Scope scope = Scope.on(Scheduler.inline());
+        Task<Integer> one = scope.spawn(Task.value(1));
+        dev.coro.cancel.CancellationSource caller = new dev.coro.cancel.CancellationSource();
+        java.util.concurrent.atomic.AtomicReference<Object> handle = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Object> value = new java.util.concurrent.atomic.AtomicReference<>();
+        Task.onVirtualThread(() -> {
+            caller.cancel(); // the body's own token: the join's wait is cancelled before it starts
+            handle.set(outcomeOfJoin(one));
+            value.set(outcomeOfJoin(Task.value(2))); // a value needs no wait: not cancelled
+            return null;
+        }).start(Scheduler.inline(), caller.token()).outcome().join();
+        assertInstanceOf(CancellationException.class, handle.get());
+        assertEquals(2, value.get());
+        assertEquals(1, one.join(), "from a caller that is not cancelled, the same handle gives its value");
+    }
+
+    private static Object outcomeOfJoin(Task<?> task) {
+        try {
+            return task.join();
+        } catch (CancellationException e) {
+            return e;
+        }
+    }
+
+    @Test
     void aCancelledChildMakesTheJoinCancelled() {
         Scope scope = Scope.on(pool);
         Promise<Integer> p = new Promise<>();
