@@ -76,7 +76,13 @@ public class GateKeyed {
         int[] k = keyOf;
         KeyedSerialGate<Integer> g = gate;
         int[] next = new int[1]; // the root's loop is one thread: a plain counter
-        coroRoot = Pools.Coro.spawnEach(ops, () -> g.within(k[next[0]++ % k.length], w));
+        // the next key, wrapping at the end of the array (the root is run once per batch) without a
+        // division per operation, which the peers' loops over the keys do not pay either
+        coroRoot = Pools.Coro.spawnEach(ops, () -> {
+            int i = next[0];
+            next[0] = i + 1 == k.length ? 0 : i + 1;
+            return g.within(k[i], w);
+        });
         workAloneRoot = Pools.Coro.spawnAll(ops, w);
     }
 
