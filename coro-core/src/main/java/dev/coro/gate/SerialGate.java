@@ -63,7 +63,7 @@ import dev.coro.task.Task;
 public final class SerialGate extends SingleDoorGate {
     /* Implementation overview: a rule on the one admission engine, the permit lane of one unit
      * (PermitLane's overview) or, for barging(), the barging lane (BargingLane's overview); the only
-     * code of its own is the barging entry loop (enterTask), the same as AsyncMutex.bargingLock:
+     * code of its own is the barging entry loop (enterTask), the same as AsyncMutex.competing:
      * the lane's waiting door, then a woken waiter's one competition (BargingLane B6, which a
      * flatMap function runs on every path), and the whole loop again if it lost. */
 

@@ -98,7 +98,7 @@ public final class AsyncMutex implements WaitingPrimitive {
      * The barging mutex (barging()) is a rule on the barging lane (BargingLane) instead: its state
      * word, transitions B1..B7, invariants L1..L4 (exclusion, one woken waiter, counting, no lost
      * wake-up), ordering and cancellation races are that overview's. The mutex's own part is the
-     * lock task (bargingLock): the lane's waiting door, which completes with HELD when its fast path
+     * lock task (competing): the lane's waiting door, which completes with HELD when its fast path
      * took the lock (B1) and with null when the waiter was woken (B4); a woken waiter competes once
      * (tryWoken, B6) in a flatMap function, which the run loop calls on every path with no
      * cancellation check first, so the woken flag is always cleared (L2); if it lost, the task runs
@@ -109,6 +109,8 @@ public final class AsyncMutex implements WaitingPrimitive {
     private final AdmissionEngine engine;
     private final UnitCount lane;
     private final Task<Void> lock;
+    /** The barging lane's waiting door (barging mutexes only; null for FIFO). */
+    private final Task<Object> bargingDoor;
 
     private static final WaitListener.Outcome[] OUTCOMES = WaitListener.Outcome.values();
 
@@ -143,6 +145,7 @@ public final class AsyncMutex implements WaitingPrimitive {
         this.engine = fifo;
         this.lane = fifo;
         this.lock = Task.create(fifo.waitingDoor(null));
+        this.bargingDoor = null;
         engine.observedAs(AsyncMutex.class); // its waits are recorded as the mutex's
         engine.describedAs("MUTEX", this); // and its waiters are dumped as waiting on this mutex
     }
@@ -150,7 +153,8 @@ public final class AsyncMutex implements WaitingPrimitive {
     private AsyncMutex(BargingLane barging) {
         this.engine = barging;
         this.lane = barging;
-        this.lock = bargingLock(barging);
+        this.bargingDoor = Task.create(barging.waitingDoor());
+        this.lock = competing(bargingDoor, barging, Task.value(null));
         engine.observedAs(AsyncMutex.class);
         engine.describedAs("MUTEX", this);
     }
@@ -184,16 +188,17 @@ public final class AsyncMutex implements WaitingPrimitive {
     }
 
     /**
-     * The barging lock task: the lane's waiting door, then, if the waiter was woken rather than
-     * admitted at once, its one competition (BargingLane B6, on every path: a flatMap function runs
-     * with no cancellation check before it), and if that lost, the whole task again.
+     * The barging acquisition followed by {@code then}: the lane's waiting door; if the waiter was
+     * woken rather than admitted at once, its one competition (BargingLane B6, on every path: a
+     * flatMap function runs with no cancellation check before it); if that lost, the whole task
+     * again; once the lock is held, {@code then}, as the flatMap's result (no frame between the
+     * acquisition and what it guards). The lock task is this with a null value as {@code then};
+     * withLock's is the body and its unlock.
      */
-    static Task<Void> bargingLock(BargingLane lane) {
-        Task<Object> door = Task.create(lane.waitingDoor());
+    private static <T> Task<T> competing(Task<Object> door, BargingLane lane, Task<T> then) {
         @SuppressWarnings("unchecked")
-        Task<Void>[] self = new Task[1];
-        Task<Void> held = Task.value(null);
-        self[0] = door.flatMap(v -> v == BargingLane.HELD || lane.tryWoken() ? held : self[0]);
+        Task<T>[] self = new Task[1];
+        self[0] = door.flatMap(v -> v == BargingLane.HELD || lane.tryWoken() ? then : self[0]);
         return self[0];
     }
 
@@ -243,7 +248,8 @@ public final class AsyncMutex implements WaitingPrimitive {
      */
     public <T> Task<T> withLock(Task<T> body) {
         Objects.requireNonNull(body, "body");
-        return lock.then(body.andFinally(this::unlock));
+        Task<T> guarded = body.andFinally(this::unlock);
+        return bargingDoor == null ? lock.then(guarded) : competing(bargingDoor, (BargingLane) engine, guarded);
     }
 
     /**
