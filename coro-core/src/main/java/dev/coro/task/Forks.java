@@ -159,7 +159,7 @@ final class Forks {
             Context childCtx = null;
             for (int i = 0; i < n; i++) {
                 Task<?> t = ts.get(i);
-                Object body = t instanceof Nodes.Async<?> a && a.cancelOnToken ? a.body : null;
+                Object body = Nodes.Async.cancellableBody(t);
                 Completion cell;
                 boolean asOutcome;
                 if (body instanceof Completion c) { // a plain handle: the cell is the wait's body

@@ -250,6 +250,14 @@ final class Nodes {
             this.fast = body instanceof FastPath f ? f : null;
             this.cancelOnToken = cancelOnToken;
         }
+
+        /**
+         * The body of {@code t} if it is a leaf wait that its token cancels (the shape of every wait
+         * on a cell: a spawn handle is such a wait whose body is the cell itself), else null.
+         */
+        static Object cancellableBody(Task<?> t) {
+            return t instanceof Async<?> a && a.cancelOnToken ? a.body : null;
+        }
     }
 
     /** The running task's context as a value. */

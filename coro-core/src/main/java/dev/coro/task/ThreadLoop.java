@@ -76,13 +76,9 @@ final class ThreadLoop implements Scheduler {
         if (task.tag == Nodes.PURE) {
             return Completion.encodeValue(((Nodes.Pure<?>) task).value);
         }
-        if (task.tag == Nodes.ASYNC && ((Nodes.Async<?>) task).body instanceof Object body
-                && body instanceof Completion cell) {
-            Object r = cell.resultAcquire();
-            boolean cancelledWait = ((Nodes.Async<?>) task).cancelOnToken && base != null && base.token().isCancelled();
-            if (r != null && !cancelledWait) {
-                return r;
-            }
+        if (Nodes.Async.cancellableBody(task) instanceof Completion cell // a plain handle, as Forks reads one
+                && (base == null || !base.token().isCancelled())) {
+            return cell.resultAcquire(); // null while the cell is pending: the full path waits
         }
         return null;
     }
