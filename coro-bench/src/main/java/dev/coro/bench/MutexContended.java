@@ -52,6 +52,8 @@ public class MutexContended {
     private final AsyncMutex bargingMutex = AsyncMutex.barging();
     private Task<Void> coroRoot;
     private Task<Void> coroBargingRoot;
+    private Task<Void> coroLoopRoot;
+    private Task<Void> coroBargingLoopRoot;
 
     /** Builds the Coro root task once (tasks are reusable descriptions; each join runs it anew). */
     @Setup(Level.Trial)
@@ -61,6 +63,20 @@ public class MutexContended {
         coroRoot = Pools.Coro.spawnAll(n, worker);
         Task<Void> bargingWorker = bargingMutex.withLock(Task.fromRunnable(() -> counter++)).repeat(locks);
         coroBargingRoot = Pools.Coro.spawnAll(n, bargingWorker);
+        coroLoopRoot = Pools.Coro.spawnAll(n, lockInLoopBody(mutex));
+        coroBargingLoopRoot = Pools.Coro.spawnAll(n, lockInLoopBody(bargingMutex));
+    }
+
+    /**
+     * {@code locks} rounds of a {@code Task.loop} whose body builds its {@code withLock} anew. The
+     * mutex is a local captured by the body, as the virtual threads' lock is: a read of this object's
+     * field would miss in the cache every round, since {@link #counter} beside it is written under the
+     * lock by the other worker.
+     */
+    private Task<Void> lockInLoopBody(AsyncMutex lock) {
+        int m = locks;
+        return Task.loop(0, i -> i < m, i -> lock.withLock(Task.fromRunnable(() -> counter++)).map(v -> i + 1))
+                .then(Task.value(null));
     }
 
     /**
@@ -91,6 +107,36 @@ public class MutexContended {
     public long coroBarging(Pools.Coro coro) {
         counter = 0;
         coro.join(coroBargingRoot, "MutexContended.coroBarging");
+        GuardedCount.requireFree(bargingMutex.isLocked(), "the barging mutex", "locked");
+        return GuardedCount.check(counter, tasks, locks);
+    }
+
+    /**
+     * Coro, the lock built in a loop's body, as code that cannot hoist it writes:
+     * {@code Task.loop(0, i -> i < locks, i -> mutex.withLock(Task.fromRunnable(() -> counter++)).map(v -> i + 1))}
+     * per task (each round builds its {@code withLock} task anew).
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coroLoopBody(Pools.Coro coro) {
+        counter = 0;
+        coro.join(coroLoopRoot, "MutexContended.coroLoopBody");
+        GuardedCount.requireFree(mutex.isLocked(), "the mutex", "locked");
+        return GuardedCount.check(counter, tasks, locks);
+    }
+
+    /**
+     * The barging mutex in a loop's body: as {@link #coroLoopBody} on {@code AsyncMutex.barging()}.
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coroBargingLoopBody(Pools.Coro coro) {
+        counter = 0;
+        coro.join(coroBargingLoopRoot, "MutexContended.coroBargingLoopBody");
         GuardedCount.requireFree(bargingMutex.isLocked(), "the barging mutex", "locked");
         return GuardedCount.check(counter, tasks, locks);
     }

@@ -7,6 +7,7 @@ import dev.coro.internal.PermitLane;
 import dev.coro.internal.UnitCount;
 import dev.coro.task.Task;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * A mutual-exclusion lock for tasks (seed 002's {@code mutex}), FIFO by default: a task that waits for
@@ -111,6 +112,8 @@ public final class AsyncMutex implements WaitingPrimitive {
     private final Task<Void> lock;
     /** The barging lane's waiting door (barging mutexes only; null for FIFO). */
     private final Task<Object> bargingDoor;
+    /** {@link #unlock()} as the action every {@link #withLock} runs last (one object per mutex). */
+    private final Runnable unlockAction = this::unlock;
 
     private static final WaitListener.Outcome[] OUTCOMES = WaitListener.Outcome.values();
 
@@ -196,10 +199,30 @@ public final class AsyncMutex implements WaitingPrimitive {
      * withLock's is the body and its unlock.
      */
     private static <T> Task<T> competing(Task<Object> door, BargingLane lane, Task<T> then) {
-        @SuppressWarnings("unchecked")
-        Task<T>[] self = new Task[1];
-        self[0] = door.flatMap(v -> v == BargingLane.HELD || lane.tryWoken() ? then : self[0]);
-        return self[0];
+        Compete<T> compete = new Compete<>(lane, then);
+        compete.self = door.flatMap(compete);
+        return compete.self;
+    }
+
+    /**
+     * The flatMap function of {@link #competing}: one object that knows its own task (a lambda would
+     * need a holder array beside it).
+     */
+    private static final class Compete<T> implements Function<Object, Task<T>> {
+        private final BargingLane lane;
+        private final Task<T> then;
+        /** The whole task; written once, before the task is returned (final-field-like publication). */
+        private Task<T> self;
+
+        Compete(BargingLane lane, Task<T> then) {
+            this.lane = lane;
+            this.then = then;
+        }
+
+        @Override
+        public Task<T> apply(Object v) {
+            return v == BargingLane.HELD || lane.tryWoken() ? then : self;
+        }
     }
 
     /**
@@ -248,7 +271,7 @@ public final class AsyncMutex implements WaitingPrimitive {
      */
     public <T> Task<T> withLock(Task<T> body) {
         Objects.requireNonNull(body, "body");
-        Task<T> guarded = body.andFinally(this::unlock);
+        Task<T> guarded = body.andFinally(unlockAction);
         return bargingDoor == null ? lock.then(guarded) : competing(bargingDoor, (BargingLane) engine, guarded);
     }
 
