@@ -63,9 +63,9 @@ import dev.coro.task.Task;
 public final class SerialGate extends SingleDoorGate {
     /* Implementation overview: a rule on the one admission engine, the permit lane of one unit
      * (PermitLane's overview) or, for barging(), the barging lane (BargingLane's overview); the only
-     * code of its own is the barging entry loop (enterTask), the same as AsyncMutex.competing:
-     * the lane's waiting door, then a woken waiter's one competition (BargingLane B6, which a
-     * flatMap function runs on every path), and the whole loop again if it lost. */
+     * code of its own is the barging entry (enterTask), built as AsyncMutex's is: the lane's waiting
+     * door flatMapped by BargingLane.Competition, a woken waiter's one competition (B6, which a
+     * flatMap function runs on every path), and the whole entry again if it lost. */
 
     /** Creates an open, free gate that admits its waiters in FIFO order. */
     public SerialGate() {
@@ -109,12 +109,8 @@ public final class SerialGate extends SingleDoorGate {
         if (!(e instanceof BargingLane lane)) {
             return super.enterTask(tag);
         }
-        Task<Object> door = Task.create(lane.waitingDoor());
-        @SuppressWarnings("unchecked")
-        Task<Void>[] self = new Task[1];
-        Task<Void> held = Task.value(null);
-        self[0] = door.flatMap(v -> v == BargingLane.HELD || lane.tryWoken() ? held : self[0]);
-        return self[0];
+        BargingLane.Competition<Task<Void>> competition = lane.competition(Task.value(null));
+        return competition.entry(Task.create(lane.waitingDoor()).flatMap(competition));
     }
 
     /**

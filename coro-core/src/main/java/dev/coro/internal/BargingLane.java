@@ -3,6 +3,7 @@ package dev.coro.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The rule of a lock of one unit that admits by competition instead of by hand-off (the barging
@@ -157,6 +158,59 @@ public final class BargingLane extends AdmissionEngine implements UnitCount {
             }
             s = witness;
         }
+    }
+
+    /**
+     * The function of a barging entry, {@code door.flatMap(competition)}: after the waiting door, a
+     * waiter that took the unit at once goes on to {@code then}; a woken one competes (B6, exactly
+     * once, since a flatMap function runs on every path) and goes on to {@code then} if it won, or to
+     * the whole entry again (back to the door, at the end of the line) if it lost. One object that
+     * knows the task it belongs to, so an entry built per use costs this and its flatMap node.
+     * Generic in the task type, so this layer needs no task import.
+     *
+     * <p>Use: {@code Competition<Task<T>> c = lane.competition(then); return c.entry(door.flatMap(c));}
+     *
+     * @param <R> the task type the door's flatMap yields
+     */
+    public static final class Competition<R> implements Function<Object, R> {
+        private final BargingLane lane;
+        private final R then;
+        /** The whole entry; written once by {@link #entry}, before the entry is handed out. */
+        private R entry;
+
+        Competition(BargingLane lane, R then) {
+            this.lane = lane;
+            this.then = then;
+        }
+
+        /**
+         * Records the whole entry (the door's flatMap of this function), which a lost competition
+         * runs again, and returns it.
+         *
+         * @param entry {@code door.flatMap(this)}
+         * @return {@code entry}
+         */
+        public R entry(R entry) {
+            this.entry = entry; // plain: the entry is published with the task that starts it
+            return entry;
+        }
+
+        @Override
+        public R apply(Object doorValue) {
+            return doorValue == HELD || lane.tryWoken() ? then : entry;
+        }
+    }
+
+    /**
+     * Returns the function of a barging entry that goes on to {@code then} once the unit is held
+     * (see {@link Competition}).
+     *
+     * @param then what follows the acquisition
+     * @param <R> the task type
+     * @return a new competition
+     */
+    public <R> Competition<R> competition(R then) {
+        return new Competition<>(this, then);
     }
 
     @Override

@@ -7,7 +7,6 @@ import dev.coro.internal.PermitLane;
 import dev.coro.internal.UnitCount;
 import dev.coro.task.Task;
 import java.util.Objects;
-import java.util.function.Function;
 
 /**
  * A mutual-exclusion lock for tasks (seed 002's {@code mutex}), FIFO by default: a task that waits for
@@ -101,7 +100,7 @@ public final class AsyncMutex implements WaitingPrimitive {
      * wake-up), ordering and cancellation races are that overview's. The mutex's own part is the
      * lock task (competing): the lane's waiting door, which completes with HELD when its fast path
      * took the lock (B1) and with null when the waiter was woken (B4); a woken waiter competes once
-     * (tryWoken, B6) in a flatMap function, which the run loop calls on every path with no
+     * (tryWoken, B6) in the lane's Competition, a flatMap function, which the run loop calls on every path with no
      * cancellation check first, so the woken flag is always cleared (L2); if it lost, the task runs
      * again from the door (B1, then B2: at the back of the line). unlock is releaseIfHeld (B3).
      * Fairness: none promised beyond L4 (see the class javadoc); M2 does not hold.
@@ -199,30 +198,8 @@ public final class AsyncMutex implements WaitingPrimitive {
      * withLock's is the body and its unlock.
      */
     private static <T> Task<T> competing(Task<Object> door, BargingLane lane, Task<T> then) {
-        Compete<T> compete = new Compete<>(lane, then);
-        compete.self = door.flatMap(compete);
-        return compete.self;
-    }
-
-    /**
-     * The flatMap function of {@link #competing}: one object that knows its own task (a lambda would
-     * need a holder array beside it).
-     */
-    private static final class Compete<T> implements Function<Object, Task<T>> {
-        private final BargingLane lane;
-        private final Task<T> then;
-        /** The whole task; written once, before the task is returned (final-field-like publication). */
-        private Task<T> self;
-
-        Compete(BargingLane lane, Task<T> then) {
-            this.lane = lane;
-            this.then = then;
-        }
-
-        @Override
-        public Task<T> apply(Object v) {
-            return v == BargingLane.HELD || lane.tryWoken() ? then : self;
-        }
+        BargingLane.Competition<Task<T>> competition = lane.competition(then);
+        return competition.entry(door.flatMap(competition));
     }
 
     /**

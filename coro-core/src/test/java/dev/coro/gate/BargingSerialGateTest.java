@@ -45,6 +45,27 @@ class BargingSerialGateTest {
     }
 
     @Test
+    void queuedWaitersEnterOneAfterAnotherInArrivalOrderWhenNobodyBarges() {
+        SerialGate g = SerialGate.barging();
+        Admission held = g.tryAcquire().join();
+        List<String> order = new ArrayList<>();
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        for (String name : List.of("a", "b", "c")) {
+            waiters.add(start(g.within(Task.fromRunnable(() -> order.add(name)))));
+        }
+        steps.runAll();
+        assertEquals(3, g.queueLength());
+        held.exit(); // wakes a; each one that leaves wakes the next, once the woken one has competed
+        steps.runAll();
+        for (CompletableFuture<Void> w : waiters) {
+            assertTrue(w.isDone(), "every waiter entered: a woken waiter that won cleared its wake");
+        }
+        assertEquals(List.of("a", "b", "c"), order);
+        assertFalse(g.isBusy());
+        assertEquals(0, g.queueLength());
+    }
+
+    @Test
     void aTryFailsOnlyWhileTheGateIsBusy() {
         SerialGate g = SerialGate.barging();
         Admission held = g.tryAcquire().join();
