@@ -117,8 +117,9 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *      execute, I/O                inbox push, then wakeFor(NOW)
      *      cancel of a timer           inbox push of a removal, then wakeFor(its deadline): never a
      *                                  wakeup, as the loop wakes by then anyway
-     *      schedule, due after the     wheel push into its slot, then wakeFor(take time of the slot:
-     *      next tick, slot on its tick a tick before the tick starts)
+     *      schedule, due after the     wheel push into its slot, then, only if the slot was empty
+     *      next tick, slot on its tick (TimerWheel I4), wakeFor(take time of the slot: a tick before
+     *                                  the tick starts); into a slot that held timers, nothing more
      *      schedule, otherwise         inbox push, then wakeFor(deadline)
      *    The loop, before it sleeps: computes its wake time (the first heap deadline, or the take
      *    time of the first slot that holds anything, whichever is earlier; scanning the slots only
@@ -142,7 +143,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *       (LoopTimers), so firing from the run and the heap, whichever is earlier, misses none.
      *
      * 5. Memory ordering. The Dekker pairs of the park protocol (Parking, part 5): (inbox push or
-     *    wheel push + dirty flag, then read wakeAt) against (write wakeAt, then read the inbox head,
+     *    wheel push into an empty slot + dirty flag, then read wakeAt) against (write wakeAt, then read the inbox head,
      *    runState and the dirty flag); all volatile. The wheel's dirty flag is cleared before each
      *    scan of the slots (the one that computes the wake time, and the rescan of the re-check),
      *    so a push that a scan misses either sets the flag after the clear (and then reads the
@@ -354,8 +355,12 @@ public final class EventLoop implements Scheduler, AutoCloseable {
             timersChanged();
             return timer;
         }
-        if (timers.offer(timer, now)) { // into its tick's slot: the loop must take the slot by then
-            wakeFor(timers.takeTime(deadline));
+        int pushed = timers.offer(timer, now); // into its tick's slot: the loop must take the slot by then
+        if (pushed != TimerWheel.REFUSED) {
+            if (pushed == TimerWheel.TELL) { // else it joined a timer whose push told the loop already
+                wakeFor(timers.takeTime(deadline));
+                timer.told();
+            }
             return timer;
         }
         if (!inbox.push(timer)) {
