@@ -117,8 +117,10 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *      execute, I/O                inbox push, then wakeFor(NOW)
      *      cancel of a timer           inbox push of a removal, then wakeFor(its deadline): never a
      *                                  wakeup, as the loop wakes by then anyway
-     *      schedule, due after the     wheel push into its slot, then wakeFor(take time of the slot:
-     *      next tick, slot on its tick a tick before the tick starts)
+     *      schedule, due after the     wheel push into its slot, then, unless it landed behind a
+     *      next tick, slot on its tick timer whose push told the loop (TimerWheel I4), wakeFor(take
+     *                                  time of the slot: a tick before the tick starts), then mark
+     *                                  the timer told
      *      schedule, otherwise         inbox push, then wakeFor(deadline)
      *    The loop, before it sleeps: computes its wake time (the first heap deadline, or the take
      *    time of the first slot that holds anything, whichever is earlier; scanning the slots only
@@ -142,12 +144,13 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *       (LoopTimers), so firing from the run and the heap, whichever is earlier, misses none.
      *
      * 5. Memory ordering. The Dekker pairs of the park protocol (Parking, part 5): (inbox push or
-     *    wheel push + dirty flag, then read wakeAt) against (write wakeAt, then read the inbox head,
-     *    runState and the dirty flag); all volatile. The wheel's dirty flag is cleared before each
-     *    scan of the slots (the one that computes the wake time, and the rescan of the re-check),
-     *    so a push that a scan misses either sets the flag after the clear (and then reads the
-     *    parked value written before it) or is seen by the re-check. Timer fields are published by
-     *    the push that hands the timer over.
+     *    wheel push that tells + dirty flag, then read wakeAt) against (write wakeAt, then read the
+     *    inbox head, runState and the dirty flag); all volatile. A wheel push behind a told timer
+     *    skips the pair: the push that told covers its slot (TimerWheel I4). The wheel's dirty
+     *    flag is cleared before each scan of the slots (the one that computes the wake time, and
+     *    the rescan of the re-check), so a telling push that a scan misses either sets the flag
+     *    after the clear (and then reads the parked value written before it) or is seen by the
+     *    re-check. Timer fields are published by the push that hands the timer over.
      *
      * 6. Progress. Submitters: lock-free (an inbox or wheel push and at most a few CASes on
      *    wakeAt, each failing only because the loop moved on). The loop: never blocks on a
@@ -354,8 +357,12 @@ public final class EventLoop implements Scheduler, AutoCloseable {
             timersChanged();
             return timer;
         }
-        if (timers.offer(timer, now)) { // into its tick's slot: the loop must take the slot by then
-            wakeFor(timers.takeTime(deadline));
+        int pushed = timers.offer(timer, now); // into its tick's slot: the loop must take the slot by then
+        if (pushed != TimerWheel.REFUSED) {
+            if (pushed == TimerWheel.TELL) { // else it joined a timer whose push told the loop already
+                wakeFor(timers.takeTime(deadline));
+                timer.told();
+            }
             return timer;
         }
         if (!inbox.push(timer)) {

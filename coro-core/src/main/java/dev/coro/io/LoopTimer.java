@@ -27,6 +27,7 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
      *      OWNED (-3)       in a wheel slot's list, owned by the loop           (loop)
      *      <= IN_RUN (-4)   in the loop's run (the sorted timers of one tick), at position
      *                       IN_RUN - index                                      (loop)
+     *    told: pushers only (TimerWheel I4): whether the loop has been told of its wheel slot.
      * 2. Transitions. pending -> fired: the loop exchanges task for null, then runs it.
      *    pending -> cancelled: cancel() exchanges task for null (any thread), then removes the
      *    entry: at once on the loop thread, else through a removal node in the inbox.
@@ -68,6 +69,13 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
     /** The previous timer of an owned list (the list's last one, for its first); loop-confined. */
     LoopTimer prev;
     private volatile Runnable task;
+    /**
+     * Whether the loop has been told of this timer's wheel slot: its pusher did the park protocol
+     * (dirty flag, wakeFor), or it was pushed behind a told timer of the same slot and tick
+     * (TimerWheel I4). Written by pushers only (plain before the push's CAS, release after it), read
+     * by later pushers (acquire); the loop never reads it.
+     */
+    private boolean told;
 
     LoopTimer(EventLoop loop, Runnable task, long deadline) {
         this.loop = loop;
@@ -110,16 +118,36 @@ final class LoopTimer extends Inbox.Node implements Cancellable {
         return true;
     }
 
+    /** Whether the loop has been told of this pushed timer's slot (acquire: see {@link #told}). */
+    boolean isTold() {
+        return (boolean) TOLD.getAcquire(this);
+    }
+
+    /** Sets the told mark before the push's CAS publishes the timer (plain: the CAS releases it). */
+    void setToldPlain(boolean value) {
+        told = value;
+    }
+
+    /**
+     * Marks the timer told, after its pusher woke the loop if needed: later pushes behind it in the
+     * same slot need not tell the loop (release: orders the pusher's protocol before their reads).
+     */
+    void told() {
+        TOLD.setRelease(this, true);
+    }
+
     @Override
     public String toString() {
         return "LoopTimer[" + (isPending() ? "pending" : "done") + "]";
     }
 
     private static final VarHandle TASK;
+    private static final VarHandle TOLD;
 
     static {
         try {
             TASK = MethodHandles.lookup().findVarHandle(LoopTimer.class, "task", Runnable.class);
+            TOLD = MethodHandles.lookup().findVarHandle(LoopTimer.class, "told", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

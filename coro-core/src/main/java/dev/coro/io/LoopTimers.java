@@ -87,18 +87,21 @@ final class LoopTimers {
      * any thread. A timer due sooner goes through the inbox: the loop must act on it soon anyway,
      * and it then stays behind the runnables its thread submitted before it.
      *
-     * @return whether it did; if not, the caller hands {@code t} to the loop another way
+     * @return {@link TimerWheel#TELL} if it did and the caller must tell the loop: wake it for
+     *     {@link #takeTime} if it sleeps past it, then {@link LoopTimer#told()}; {@link TimerWheel#JOINED}
+     *     if it did behind a told timer of its slot (the loop needs no word); {@link TimerWheel#REFUSED}
+     *     if not: the caller hands {@code t} to the loop another way
      */
-    boolean offer(LoopTimer t, long now) {
+    int offer(LoopTimer t, long now) {
         if ((t.deadline >> shift) - (now >> shift) <= LEAD_TICKS) {
-            return false;
+            return TimerWheel.REFUSED;
         }
         t.index = LoopTimer.INCOMING; // plain: published by the push's CAS
-        if (wheel.push(t)) {
-            return true;
+        int pushed = wheel.push(t);
+        if (pushed == TimerWheel.REFUSED) {
+            t.index = LoopTimer.NOT_HELD;
         }
-        t.index = LoopTimer.NOT_HELD;
-        return false;
+        return pushed;
     }
 
     /** The latest time by which the loop must take the slot of {@code deadline}'s tick; any thread. */

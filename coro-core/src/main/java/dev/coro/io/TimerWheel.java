@@ -29,7 +29,10 @@ final class TimerWheel {
      *    The epoch of a slot is therefore read from its head alone: the head's tick if it is a timer,
      *    else the marker's. Markers are immutable; the loop installs a fresh one whenever a slot
      *    moves to a new epoch, so an Epoch object always means the same tick.
-     *    dirty (volatile boolean): some push may have gone unseen by the loop's last scan.
+     *    dirty (volatile boolean): some push that told the loop (TELL, I4) may have gone unseen by
+     *    the loop's last scan.
+     *    t.told (LoopTimer, pushers only): the loop has been told of t's slot: t's pusher did the
+     *    park protocol (dirty, then wakeFor), or t was pushed behind a told timer (inherited).
      *
      * 2. Transitions.
      *      h (epoch e) -> t with t.next = h     push(t), tickOf(t) = e: CAS heads[i]    any thread
@@ -38,8 +41,11 @@ final class TimerWheel {
      *                                           after a long sleep of the loop): getAndSet loop
      *      h (epoch e) -> Epoch(e)              drain(i): getAndSet (the chain's own base) loop
      *      h           -> Epoch(-1)             close(i): getAndSet; close() does each   loop
-     *      dirty: false -> true (push, when it reads false: a read, then a write); true -> false
-     *      (clearDirty, loop).
+     *      dirty: -> true (a push that answers TELL: one volatile write after its CAS, no read
+     *      first); true -> false (clearDirty, loop). A push that answers JOINED does not touch it.
+     *      t.told: set before t's CAS to h.told of the head h it replaces (plain, published by the
+     *      CAS: JOINED if true, TELL if false or h is an Epoch); false -> true after a TELL push's
+     *      caller has woken the loop if needed (LoopTimer.told(), release).
      *
      * 3. Linearization points. push: its successful CAS (refused: its last read of the head).
      *    take, drain: the getAndSet of the slot; close: each slot's getAndSet, one slot after
@@ -55,13 +61,35 @@ final class TimerWheel {
      *    I3 epochs of a slot only grow (take adds SLOTS), and Epoch(-1) is terminal: no push is
      *       accepted after close, and every accepted push is in a chain that take, drain or close
      *       returns exactly once.
+     *    I4 (the loop is told once per chain) a push answers JOINED only if the head its CAS
+     *       replaced is a told timer; then some earlier push in the same chain (same slot, same
+     *       tick, no take or drain between: those replace the head with an Epoch) has completed the
+     *       whole park protocol, and its completion happens-before the JOINED push's return (the
+     *       release of told, the acquire of the next push's read, by induction along the chain).
+     *       That push's protocol guarantees the loop will not sleep past the slot's take time
+     *       without having seen the slot non-empty (EventLoop I1), and the slot stays non-empty,
+     *       with the JOINED timer in it, until the loop itself takes or drains it (then the timer
+     *       is in the loop's run or owned lists). So a JOINED push may skip the protocol: the loop's
+     *       wake time depends only on which slots hold anything, and the take time is the tick's.
+     *       A push behind a timer whose pusher has not finished telling (told still false) tells
+     *       the loop itself, as does the first push of a chain: no push waits on another thread,
+     *       and none completes before the loop is told of its slot (the model check
+     *       ParkingLincheckTest found the variant "only the push onto an Epoch tells" wrong: a push
+     *       joining a chain whose first pusher had not told yet could return untold).
      *
      * 5. Memory ordering. heads[i]: volatile for every access; a timer's fields (deadline, next,
      *    index) are written before the CAS that publishes it (release) and read by the loop after
      *    its getAndSet (acquire). dirty: volatile; with wakeAt it forms the Dekker pair of the
-     *    loop's park protocol (EventLoop's overview, part 5): the pusher writes the slot, then reads
-     *    dirty (and writes it if false), then reads wakeAt; the loop writes dirty false, scans,
-     *    writes wakeAt, then reads dirty (and if it is set, clears it and scans again).
+     *    loop's park protocol (EventLoop's overview, part 5): a TELL pusher writes the slot, then
+     *    writes dirty, then reads wakeAt; the loop writes dirty false, scans, writes wakeAt, then
+     *    reads dirty (and if it is set, clears it and scans again). t.told: written plain before
+     *    the CAS that publishes t, or with release after the pusher's protocol; read with acquire
+     *    (I4's happens-before chain); the loop never reads it. A JOINED pusher neither writes
+     *    dirty nor reads wakeAt (I4): a burst into slots that already hold timers costs one CAS
+     *    per timer and no branch on whether the loop sleeps, so the JIT's code for the push does
+     *    not depend on the loop having been busy or idle while it profiled (the former
+     *    "if (!dirty) dirty = true" and wakeFor's "awake?" test, never false while a busy loop was
+     *    profiled, were compiled as traps that deoptimized the caller's loop when the loop idled).
      *
      * 6. Progress. push is lock-free (its CAS fails only because another push, a take or a drain
      *    succeeded on the same slot) and gives up, never spins, once the epoch moved on. The loop's
@@ -87,6 +115,16 @@ final class TimerWheel {
             this.tick = tick;
         }
     }
+
+    /** push: refused, the slot holds another tick (or the wheel is closed). */
+    static final int REFUSED = 0;
+    /** push: added behind a timer whose push told the loop; the loop needs no word of it (I4). */
+    static final int JOINED = 1;
+    /**
+     * push: added, and the dirty flag set; the pusher must wake the loop if it sleeps past the slot's
+     * take time, and then mark the timer told ({@link LoopTimer#told()}) (I4).
+     */
+    static final int TELL = 2;
 
     /** Epoch of a closed slot: no tick matches it. */
     static final long CLOSED = -1;
@@ -133,26 +171,35 @@ final class TimerWheel {
 
     /**
      * Pushes {@code t} into the slot of its deadline's tick if that slot holds that tick now; any
-     * thread. The caller has set {@code t.index} to {@link LoopTimer#INCOMING}.
+     * thread. The caller has set {@code t.index} to {@link LoopTimer#INCOMING}. A push behind a timer
+     * whose push has told the loop tells no one (I4); any other sets the dirty flag and asks its
+     * caller to tell the loop.
      *
-     * @return whether it was added; false if the slot holds another tick (or the wheel is closed)
+     * @return {@link #TELL} if it was added and the caller must tell the loop (the dirty flag is set:
+     *     the caller wakes the loop for the slot's take time if it sleeps past it, then calls
+     *     {@link LoopTimer#told()}); {@link #JOINED} if it was added behind a told timer (nothing more
+     *     to do); {@link #REFUSED} if the slot holds another tick (or the wheel is closed)
      */
-    boolean push(LoopTimer t) {
+    int push(LoopTimer t) {
         long tick = tickOf(t.deadline);
         int i = slotOf(tick);
         Inbox.Node h = head(i);
         for (;;) {
             if (epochOf(h) != tick) {
                 t.next = null;
-                return false;
+                return REFUSED;
             }
-            t.next = h; // plain: published by the CAS
+            // I4: behind a timer whose push told the loop (or inherited that), the loop knows already
+            boolean told = h instanceof LoopTimer p && p.isTold();
+            t.next = h; // plain, like told: published by the CAS
+            t.setToldPlain(told);
             Inbox.Node witness = (Inbox.Node) HEADS.compareAndExchange(heads, i, h, t);
             if (witness == h) {
-                if (!dirty) { // I read, then write only when needed: a burst shares one clean line
-                    dirty = true;
+                if (told) {
+                    return JOINED;
                 }
-                return true;
+                dirty = true; // volatile: ordered before the caller's read of the park word (5)
+                return TELL;
             }
             h = witness;
         }

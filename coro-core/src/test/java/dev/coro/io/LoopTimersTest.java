@@ -50,7 +50,7 @@ class LoopTimersTest {
             int op = rnd.nextInt(100);
             if (op < 40) { // schedule from another thread
                 LoopTimer t = timer(now + delay(rnd, tick, span));
-                if (!timers.offer(t, now)) {
+                if (!accepted(timers.offer(t, now))) {
                     inbox.add(new Inbound(t, false));
                 }
                 live.add(t);
@@ -119,7 +119,7 @@ class LoopTimersTest {
         assertEquals(new HashSet<>(live), closed, "seed " + seed);
         assertEquals(0, timers.heldKnown());
         LoopTimer late = timer(now + 10 * tick);
-        assertFalse(timers.offer(late, now), "a closed wheel refuses pushes");
+        assertFalse(accepted(timers.offer(late, now)), "a closed wheel refuses pushes");
     }
 
     private static long delay(SplittableRandom rnd, long tick, long span) {
@@ -145,7 +145,7 @@ class LoopTimersTest {
             if (i % 2 == 0) {
                 timers.add(t); // owned list
             } else {
-                assertTrue(timers.offer(t, 0)); // pushed chain
+                assertTrue(accepted(timers.offer(t, 0))); // pushed chain
             }
             order.add(t);
         }
@@ -164,7 +164,7 @@ class LoopTimersTest {
         LoopTimers timers = new LoopTimers(4, 8);
         long deadline = 5 * 16 + 3;
         LoopTimer first = timer(deadline);
-        assertTrue(timers.offer(first, 0)); // into the wheel
+        assertTrue(accepted(timers.offer(first, 0))); // into the wheel
         timers.advance(4 * 16); // tick 5 starts within the lead: its slot is sorted into the run
         LoopTimer second = timer(deadline);
         timers.add(second); // a tick already taken: the heap
@@ -183,8 +183,8 @@ class LoopTimersTest {
         LoopTimers timers = new LoopTimers(4, 8);
         LoopTimer kept = timer(5 * 16 + 9);
         LoopTimer dropped = timer(5 * 16 + 1);
-        assertTrue(timers.offer(kept, 0));
-        assertTrue(timers.offer(dropped, 0));
+        assertTrue(accepted(timers.offer(kept, 0)));
+        assertTrue(accepted(timers.offer(dropped, 0)));
         timers.advance(4 * 16);
         assertEquals(2, timers.heldKnown());
         assertTrue(dropped.take() != null); // cancelled
@@ -202,8 +202,8 @@ class LoopTimersTest {
         LoopTimers timers = new LoopTimers(4, 8);
         LoopTimer kept = timer(70);
         LoopTimer dropped = timer(75);
-        assertTrue(timers.offer(kept, 0));
-        assertTrue(timers.offer(dropped, 0));
+        assertTrue(accepted(timers.offer(kept, 0)));
+        assertTrue(accepted(timers.offer(dropped, 0)));
         assertEquals(LoopTimer.INCOMING, dropped.index);
         assertTrue(dropped.take() != null); // cancelled
         assertTrue(timers.remove(dropped));
@@ -221,9 +221,14 @@ class LoopTimersTest {
     @Test
     void nearTimersAreRefusedSoTheyTravelWithTheRunnables() {
         LoopTimers timers = new LoopTimers(4, 8);
-        assertFalse(timers.offer(timer(0), 0));
-        assertFalse(timers.offer(timer(16 * (1 + LoopTimers.LEAD_TICKS) - 1), 0), "due within the lead");
-        assertTrue(timers.offer(timer(16 * (1 + LoopTimers.LEAD_TICKS)), 0));
-        assertFalse(timers.offer(timer(16 * 8), 0), "beyond the wheel");
+        assertFalse(accepted(timers.offer(timer(0), 0)));
+        assertFalse(accepted(timers.offer(timer(16 * (1 + LoopTimers.LEAD_TICKS) - 1), 0)), "due within the lead");
+        assertTrue(accepted(timers.offer(timer(16 * (1 + LoopTimers.LEAD_TICKS)), 0)));
+        assertFalse(accepted(timers.offer(timer(16 * 8), 0)), "beyond the wheel");
+    }
+
+    /** Whether an offer put the timer into the wheel (TELL or JOINED). */
+    private static boolean accepted(int offered) {
+        return offered != TimerWheel.REFUSED;
     }
 }

@@ -99,8 +99,12 @@ public class ParkingLincheckTest {
     public void schedule(@Param(name = "tid") int tid, @Param(name = "due") int due) {
         LoopTimer t = new LoopTimer(null, () -> {}, due);
         int k = record(tid, t);
-        if (timers.offer(t, 0)) {
-            park.wakeFor(timers.takeTime(due), selector);
+        int pushed = timers.offer(t, 0);
+        if (pushed != TimerWheel.REFUSED) {
+            if (pushed == TimerWheel.TELL) { // as EventLoop: not when it joined a told timer
+                park.wakeFor(timers.takeTime(due), selector);
+                t.told();
+            }
         } else {
             inbox.push(t);
             park.wakeFor(due, selector);

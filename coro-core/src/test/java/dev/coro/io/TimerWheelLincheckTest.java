@@ -32,12 +32,20 @@ public class TimerWheelLincheckTest {
     /** A fresh wheel per scenario: slot i holds tick i. */
     public TimerWheelLincheckTest() {}
 
-    /** Pushes a timer of tick {@code tick} carrying {@code id}; whether the wheel accepted it. */
+    /**
+     * Pushes a timer of tick {@code tick} carrying {@code id}; whether the wheel accepted it (TELL or
+     * JOINED). A push that answers TELL marks its timer told, as EventLoop does after its wakeFor, so
+     * later pushes into the slot take the JOINED path too.
+     */
     @Operation
     public boolean push(@Param(name = "tick") int tick, @Param(name = "id") int id) {
         LoopTimer t = new LoopTimer(null, () -> {}, ((long) tick << SHIFT) | id);
         t.index = LoopTimer.INCOMING;
-        return wheel.push(t);
+        int pushed = wheel.push(t);
+        if (pushed == TimerWheel.TELL) {
+            t.told();
+        }
+        return pushed != TimerWheel.REFUSED;
     }
 
     /** Takes the cursor's tick (its ids, oldest push first) and moves the window on. */
