@@ -57,7 +57,10 @@ import java.util.function.Supplier;
  * <p><b>Thread-safety and memory effects.</b> Thread-safe. Actions before a send happen-before the
  * actions after the receive that takes its element. Sends and receives are lock-free, apart from
  * two brief waits for another thread's next step: the hand-over of {@link #trySend}, and, in a
- * buffered channel, a cell another thread has claimed and is about to fill or free.
+ * buffered channel, a cell another thread has claimed and is about to fill or free. On a pool with
+ * more than one worker, a receive that finds a buffered channel empty spins briefly (a bounded
+ * number of looks, some microseconds) before it suspends, so that a sender running on another
+ * worker can hand over a batch without a suspension and a wake-up.
  *
  * {@snippet :
  * Channel<Integer> numbers = Channel.buffered(16);
