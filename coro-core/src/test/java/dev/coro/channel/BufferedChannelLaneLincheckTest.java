@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
  * wait; a lane receive that frees the one cell racing a sender that starts to wait; close racing a
  * lane send (the element is received before the end, or the send fails); cancel racing a lane
  * receive (the element is received once or dropped once); a waiter's cancellation racing the owner
- * that opens the lane again. {@link BufferedChannelLincheckTest} runs the shared races and the
+ * that opens the lane again; a receive's looks before it waits (ChannelCore part 13) racing a
+ * waiter that shuts the lane, a close and a cancel. {@link BufferedChannelLincheckTest} runs the shared races and the
  * generated scenarios on the same channel.
  */
 public class BufferedChannelLaneLincheckTest extends ChannelLincheck {
@@ -28,6 +29,9 @@ public class BufferedChannelLaneLincheckTest extends ChannelLincheck {
             LincheckSupport.scenario(t, null, "trySend 0; trySend 0 | close 0; receive 2 0", null),
             LincheckSupport.scenario(t, "trySend 0", "tryReceive 0 | cancelChannel 0; trySend 0", null),
             LincheckSupport.scenario(t, "trySend 0", "send 1 0; cancel 1 | tryReceive 0; trySend 0", null),
+            LincheckSupport.scenario(t, null, "receive 1 0 | trySend 0; receiveSoon 0", null),
+            LincheckSupport.scenario(t, null, "receiveSoon 0; receiveSoon 0 | trySend 0; close 0", null),
+            LincheckSupport.scenario(t, "trySend 0", "receiveSoon 0 | send 1 0; cancelChannel 0", null),
         };
     }
 

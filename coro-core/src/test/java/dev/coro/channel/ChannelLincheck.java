@@ -1,6 +1,7 @@
 package dev.coro.channel;
 
 import dev.coro.LincheckSupport;
+import dev.coro.internal.ChannelCore;
 import dev.coro.task.Outcome;
 import dev.coro.task.Task;
 import java.util.ArrayList;
@@ -129,6 +130,22 @@ public abstract class ChannelLincheck {
         Integer e = channel(ch).tryReceive();
         if (e != null) {
             tryReceived.add(e);
+        }
+    }
+
+    /**
+     * A receive's looks before it waits (ChannelCore part 13: receiveNow, then two looks of
+     * receiveSoon, as a pool worker's receive makes): takes an element if it finds one.
+     */
+    @Operation
+    public void receiveSoon(@Param(name = "ch") int ch) {
+        ChannelCore core = channel(ch).core();
+        Object e = core.receiveNow();
+        if (e == ChannelCore.EMPTY) {
+            e = core.receiveSoon(2);
+        }
+        if (e != ChannelCore.EMPTY && e != ChannelCore.END) {
+            tryReceived.add((Integer) e);
         }
     }
 

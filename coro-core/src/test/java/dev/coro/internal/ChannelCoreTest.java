@@ -155,6 +155,91 @@ class ChannelCoreTest {
         assertNull(ch.checkQuiescent());
     }
 
+    /**
+     * Part 13: with the lane shut (a receiver listed), receiveSoon decides as receiveNow does and
+     * takes nothing the listed receiver is owed. Rules out a look that takes the lane's LANE_SHUT
+     * answer for an element, and one that claims cells of a shut lane.
+     */
+    @Test
+    void receiveSoonTakesNothingAListedReceiverIsOwed() {
+        ChannelCore ch = core(2, null);
+        TestWaitNode receiver = new TestWaitNode(1);
+        ch.enterReceive(receiver); // empty: it waits, and the lane is shut
+        assertSame(ChannelCore.EMPTY, ch.receiveSoon(3));
+        assertEquals(ChannelCore.SENT, ch.trySend("owed"));
+        assertEquals("owed", receiver.outcome.get(), "the listed receiver got the next element");
+        assertNull(ch.checkQuiescent());
+    }
+
+    /**
+     * Part 13: below half the buffer, receiveSoon still takes an element at its last look, and takes
+     * each element once. Rules out a last look that never polls (the receive would wait beside an
+     * element its own look could take) and a look that consumes an element it does not return.
+     */
+    @Test
+    void receiveSoonTakesAnElementBelowHalfAtItsLastLook() {
+        ChannelCore ch = core(4, null);
+        assertSame(ChannelCore.EMPTY, ch.receiveSoon(3), "empty: nothing after its looks");
+        assertEquals(ChannelCore.SENT, ch.trySend("only"));
+        assertEquals("only", ch.receiveSoon(3));
+        assertEquals(ChannelCore.SENT, ch.trySend("a"));
+        assertEquals(ChannelCore.SENT, ch.trySend("b"));
+        assertEquals("a", ch.receiveSoon(5), "half full: the oldest first");
+        assertEquals("b", ch.tryReceive());
+        assertSame(ChannelCore.EMPTY, ch.tryReceive());
+        assertNull(ch.checkQuiescent());
+    }
+
+    /** Part 13: no looks (polls 0, or a channel without a lane) answer EMPTY; a closed channel ends. */
+    @Test
+    void receiveSoonWithoutLooksOrLaneAnswersEmptyAndAClosedChannelEnds() {
+        ChannelCore unlimited = core(ChannelCore.UNLIMITED, null);
+        assertEquals(false, unlimited.hasLane());
+        assertEquals(ChannelCore.SENT, unlimited.trySend("x"));
+        assertSame(ChannelCore.EMPTY, unlimited.receiveSoon(4), "no lane: no looks");
+        ChannelCore buffered = core(2, null);
+        assertEquals(true, buffered.hasLane());
+        assertEquals(ChannelCore.SENT, buffered.trySend("y"));
+        assertSame(ChannelCore.EMPTY, buffered.receiveSoon(0), "polls 0: no looks");
+        assertEquals("y", buffered.receiveSoon(2));
+        buffered.close(null);
+        assertSame(ChannelCore.END, buffered.receiveSoon(2), "closed and drained: the end");
+        assertNull(buffered.checkQuiescent());
+    }
+
+    /**
+     * Part 13 against a sender on another thread: every element is taken exactly once and in order,
+     * whatever each look finds (a state, not a time, is checked).
+     */
+    @Test
+    void receiveSoonRacingASenderTakesEachElementOnceInOrder() throws InterruptedException {
+        ChannelCore ch = core(8, null);
+        int n = 20_000;
+        Thread sender = new Thread(() -> {
+            for (int i = 0; i < n; ) {
+                if (ch.trySend(i) == ChannelCore.SENT) {
+                    i++;
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+        });
+        sender.start();
+        for (int expected = 0; expected < n; ) {
+            Object e = ch.receiveNow();
+            if (e == ChannelCore.EMPTY) {
+                e = ch.receiveSoon(3);
+            }
+            if (e != ChannelCore.EMPTY) {
+                assertEquals(expected, e, "FIFO, exactly once");
+                expected++;
+            }
+        }
+        sender.join();
+        assertSame(ChannelCore.EMPTY, ch.tryReceive(), "nothing left over");
+        assertNull(ch.checkQuiescent());
+    }
+
     @Test
     void aCapacityBelowConflatedIsRefused() {
         assertEquals("capacity must be RENDEZVOUS (0), positive, UNLIMITED or CONFLATED, got -2",
