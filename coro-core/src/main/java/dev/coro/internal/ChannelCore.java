@@ -232,7 +232,10 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *    decides under ownership. It takes no element it does not return (C3). Progress: bounded
      *    (polls looks); the task's cancellation is seen at the door, at most that bound later.
      *    The cost where it cannot pay (a producer that stopped, or runs on this worker's queue):
-     *    the bound, once per wait. Tested by ChannelCoreTest (receiveSoon*), model-checked by the
+     *    the bound, once per SOON_SKIPS_AFTER_MISS + 1 waits: looks that found nothing make the
+     *    next SOON_SKIPS_AFTER_MISS waits go to their door at once (soonSkips, a plain hint: a racy
+     *    read or write only moves a wait between looking and waiting, both correct). So a channel
+     *    whose senders are idle, or many consumers of quiet channels, do not burn a worker's time. Tested by ChannelCoreTest (receiveSoon*), model-checked by the
      *    receiveSoon operation of ChannelLincheck (BufferedChannelLaneLincheckTest's scenarios).
      */
 
@@ -262,6 +265,12 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     static final int HINT_SENDERS = 2;
     /** A {@link #ready} bit: the buffer held an element. */
     static final int HINT_ELEMENTS = 4;
+
+    /**
+     * After looks that found nothing, the waits of this channel that skip their looks (part 13): a
+     * channel whose senders are idle pays the spin once per this many waits plus one.
+     */
+    static final int SOON_SKIPS_AFTER_MISS = 15;
 
     /** {@link #receiveSoon}'s first pause, in {@link Thread#onSpinWait()} calls (part 13). */
     static final int SOON_FIRST_PAUSE = 8;
@@ -468,6 +477,13 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
     }
 
     /**
+     * Part 13's hint: how many of the next waits skip their looks, set after looks that found
+     * nothing. Plain and racy on purpose: it only chooses between looking and going to the door at
+     * once, both correct, so a lost or stale write costs at most a spin or a wake-up.
+     */
+    private int soonSkips;
+
+    /**
      * Whether this is a buffered channel with a lane (part 10), where {@link #receiveSoon} can wait
      * for a batch.
      *
@@ -491,7 +507,12 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      */
     public Object receiveSoon(int polls) {
         ChannelLane l = lane;
-        if (l == null) {
+        if (l == null || polls <= 0) {
+            return EMPTY;
+        }
+        int skips = soonSkips;
+        if (skips > 0) { // the last looks found nothing: this wait goes to its door at once
+            soonSkips = skips - 1;
             return EMPTY;
         }
         long batch = Math.max(1, capacity / 2);
@@ -515,6 +536,7 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
                 return e;
             }
         }
+        soonSkips = SOON_SKIPS_AFTER_MISS; // nobody sent while this one looked: spare the next waits
         return EMPTY;
     }
 

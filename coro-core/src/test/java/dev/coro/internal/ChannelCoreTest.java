@@ -179,7 +179,6 @@ class ChannelCoreTest {
     @Test
     void receiveSoonTakesAnElementBelowHalfAtItsLastLook() {
         ChannelCore ch = core(4, null);
-        assertSame(ChannelCore.EMPTY, ch.receiveSoon(3), "empty: nothing after its looks");
         assertEquals(ChannelCore.SENT, ch.trySend("only"));
         assertEquals("only", ch.receiveSoon(3));
         assertEquals(ChannelCore.SENT, ch.trySend("a"));
@@ -187,6 +186,24 @@ class ChannelCoreTest {
         assertEquals("a", ch.receiveSoon(5), "half full: the oldest first");
         assertEquals("b", ch.tryReceive());
         assertSame(ChannelCore.EMPTY, ch.tryReceive());
+        assertSame(ChannelCore.EMPTY, ch.receiveSoon(3), "empty: nothing after its looks");
+        assertNull(ch.checkQuiescent());
+    }
+
+    /**
+     * Part 13's hint: looks that found nothing make the next waits of the channel skip theirs (a
+     * channel whose senders are idle pays the spin once per SOON_SKIPS_AFTER_MISS + 1 waits), and the
+     * wait after them looks again. Rules out a channel that spins on every wait while nobody sends.
+     */
+    @Test
+    void afterLooksThatFoundNothingTheNextWaitsGoToTheirDoorAtOnce() {
+        ChannelCore ch = core(4, null);
+        assertSame(ChannelCore.EMPTY, ch.receiveSoon(3), "nothing sent: the looks miss");
+        assertEquals(ChannelCore.SENT, ch.trySend("x"));
+        for (int i = 0; i < ChannelCore.SOON_SKIPS_AFTER_MISS; i++) {
+            assertSame(ChannelCore.EMPTY, ch.receiveSoon(3), "wait " + i + " after the miss: no looks");
+        }
+        assertEquals("x", ch.receiveSoon(3), "the wait after them looks again");
         assertNull(ch.checkQuiescent());
     }
 
