@@ -79,6 +79,14 @@ public class MutexContended {
                 .then(Task.value(null));
     }
 
+    /** Runs a Coro root on the pool from a zero counter, then checks the count and that the lock is free. */
+    private long joinCounting(Pools.Coro coro, Task<Void> root, AsyncMutex lock, String name) {
+        counter = 0;
+        coro.join(root, name);
+        GuardedCount.requireFree(lock.isLocked(), lock.isBarging() ? "the barging mutex" : "the mutex", "locked");
+        return GuardedCount.check(counter, tasks, locks);
+    }
+
     /**
      * Coro: a root task started on the pool opens {@code Scope.childOf(ctx)} and spawns the tasks, each
      * {@code mutex.withLock(Task.fromRunnable(() -> counter++)).repeat(locks)} on one
@@ -89,10 +97,7 @@ public class MutexContended {
      */
     @Benchmark
     public long coro(Pools.Coro coro) {
-        counter = 0;
-        coro.join(coroRoot, "MutexContended.coro");
-        GuardedCount.requireFree(mutex.isLocked(), "the mutex", "locked");
-        return GuardedCount.check(counter, tasks, locks);
+        return joinCounting(coro, coroRoot, mutex, "MutexContended.coro");
     }
 
     /**
@@ -105,10 +110,7 @@ public class MutexContended {
      */
     @Benchmark
     public long coroBarging(Pools.Coro coro) {
-        counter = 0;
-        coro.join(coroBargingRoot, "MutexContended.coroBarging");
-        GuardedCount.requireFree(bargingMutex.isLocked(), "the barging mutex", "locked");
-        return GuardedCount.check(counter, tasks, locks);
+        return joinCounting(coro, coroBargingRoot, bargingMutex, "MutexContended.coroBarging");
     }
 
     /**
@@ -121,10 +123,7 @@ public class MutexContended {
      */
     @Benchmark
     public long coroLoopBody(Pools.Coro coro) {
-        counter = 0;
-        coro.join(coroLoopRoot, "MutexContended.coroLoopBody");
-        GuardedCount.requireFree(mutex.isLocked(), "the mutex", "locked");
-        return GuardedCount.check(counter, tasks, locks);
+        return joinCounting(coro, coroLoopRoot, mutex, "MutexContended.coroLoopBody");
     }
 
     /**
@@ -135,10 +134,7 @@ public class MutexContended {
      */
     @Benchmark
     public long coroBargingLoopBody(Pools.Coro coro) {
-        counter = 0;
-        coro.join(coroBargingLoopRoot, "MutexContended.coroBargingLoopBody");
-        GuardedCount.requireFree(bargingMutex.isLocked(), "the barging mutex", "locked");
-        return GuardedCount.check(counter, tasks, locks);
+        return joinCounting(coro, coroBargingLoopRoot, bargingMutex, "MutexContended.coroBargingLoopBody");
     }
 
     /**

@@ -235,8 +235,9 @@ public final class ChannelCore implements WaitNode.Departures, WaitSubject {
      *    the bound, once per SOON_SKIPS_AFTER_MISS + 1 waits: looks that found nothing make the
      *    next SOON_SKIPS_AFTER_MISS waits go to their door at once (soonSkips, a plain hint: a racy
      *    read or write only moves a wait between looking and waiting, both correct). So a channel
-     *    whose senders are idle, or many consumers of quiet channels, do not burn a worker's time. Tested by ChannelCoreTest (receiveSoon*), model-checked by the
-     *    receiveSoon operation of ChannelLincheck (BufferedChannelLaneLincheckTest's scenarios).
+     *    whose senders are idle, or many consumers of quiet channels, do not burn a worker's time.
+     *    Tested by ChannelCoreTest (receiveSoon*, afterLooksThatFoundNothing...), model-checked by
+     *    the receiveSoon operation of ChannelLincheck (BufferedChannelLaneLincheckTest's scenarios).
      */
 
     /** The capacity of a rendezvous channel: a send waits for its receiver. */

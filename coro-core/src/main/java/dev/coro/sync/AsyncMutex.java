@@ -100,9 +100,10 @@ public final class AsyncMutex implements WaitingPrimitive {
      * wake-up), ordering and cancellation races are that overview's. The mutex's own part is the
      * lock task (competing): the lane's waiting door, which completes with HELD when its fast path
      * took the lock (B1) and with null when the waiter was woken (B4); a woken waiter competes once
-     * (tryWoken, B6) in the lane's Competition, a flatMap function, which the run loop calls on every path with no
-     * cancellation check first, so the woken flag is always cleared (L2); if it lost, the task runs
-     * again from the door (B1, then B2: at the back of the line). unlock is releaseIfHeld (B3).
+     * (tryWoken, B6) in the lane's Competition, a flatMap function, which the run loop calls on
+     * every path with no cancellation check first, so the woken flag is always cleared (L2); if it
+     * lost, the task runs again from the door (B1, then B2: at the back of the line). unlock is
+     * releaseIfHeld (B3).
      * Fairness: none promised beyond L4 (see the class javadoc); M2 does not hold.
      */
 

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
  * lane send (the element is received before the end, or the send fails); cancel racing a lane
  * receive (the element is received once or dropped once); a waiter's cancellation racing the owner
  * that opens the lane again; a receive's looks before it waits (ChannelCore part 13) racing a
- * waiter that shuts the lane, a close and a cancel. {@link BufferedChannelLincheckTest} runs the shared races and the
- * generated scenarios on the same channel.
+ * waiter that shuts the lane, a close and a cancel. {@link BufferedChannelLincheckTest} runs the
+ * shared races and the generated scenarios on the same channel.
  */
 public class BufferedChannelLaneLincheckTest extends ChannelLincheck {
     /** Creates the test's channel. */
