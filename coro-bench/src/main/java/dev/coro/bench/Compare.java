@@ -156,7 +156,7 @@ public final class Compare {
             new Workload(ChannelSelect.class, "select", List.of("selects"), "select",
                     List.of("coro", "kotlinx")),
             new Workload(GeneratorPipeline.class, "generator", List.of("n"), "element",
-                    List.of("coro", "coroCreate", "kotlinSequence", "kotlinxFlow")));
+                    List.of("coro", "coroCreate", "coroCreateLoop", "kotlinSequence", "kotlinxFlow")));
 
     /** What {@code ./coro bench --help} prints; {@code -h} prints JMH's own options. */
     private static final String USAGE = """
