@@ -118,7 +118,8 @@ public final class Compare {
             new Workload(TaskLoop.class, "task-loop", List.of("n"), "iteration",
                     List.of("coro", "coroRepeat", "coroDeferLoop", "kotlinx")),
             new Workload(MutexContended.class, "mutex-contended", List.of("tasks", "locks"), "lock",
-                    List.of("coro", "coroBarging", "coroLoopBody", "coroBargingLoopBody", "kotlinx",
+                    List.of("coro", "coroBarging", "coroLoopBody", "coroBargingLoopBody", "coroRangeBody",
+                            "coroBargingRangeBody", "kotlinx",
                             "vtReentrantUnfair", "vtReentrantFair", "platformSynchronized")),
             new Workload(MutexUncontended.class, "mutex-uncontended", List.of("ops"), "lock",
                     List.of("coro", "coroBarging", "coroNoLock", "reentrantLock", "kotlinx")),
@@ -156,7 +157,7 @@ public final class Compare {
             new Workload(ChannelSelect.class, "select", List.of("selects"), "select",
                     List.of("coro", "kotlinx")),
             new Workload(GeneratorPipeline.class, "generator", List.of("n"), "element",
-                    List.of("coro", "coroCreate", "kotlinSequence", "kotlinxFlow")));
+                    List.of("coro", "coroCreate", "coroCreateLoop", "kotlinSequence", "kotlinxFlow")));
 
     /** What {@code ./coro bench --help} prints; {@code -h} prints JMH's own options. */
     private static final String USAGE = """

@@ -17,8 +17,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * generator: {@link #n} numbers through {@code map(x * 2)} and {@code filter(x % 3 == 0)}, summed on
  * the calling thread. Coro's {@code Generator.range} (a built-in source, pushed) and
- * {@code Generator.create} with a {@code Task.loop} of emits (a producer body as a user writes it),
- * each consumed by {@code forEach}; and a {@code Cursor} pulled with {@code next()}. Peers: Kotlin's
+ * {@code Generator.create} with a producer body as a user writes it (a counted loop of emits,
+ * {@code Task.forRange}, as the javadoc teaches it; and a {@code Task.loop} carrying a boxed index),
+ * each consumed by {@code forEach}. Peers: Kotlin's
  * {@code sequence {}} (synchronous) and kotlinx's {@code flow {}} (suspending) with the same
  * operators. Every run checks the sum.
  */
@@ -46,12 +47,30 @@ public class GeneratorPipeline {
     }
 
     /**
-     * Coro: a producer body ({@code Generator.create}, a {@code Task.loop} of emits).
+     * Coro: a producer body ({@code Generator.create}) that is a counted loop of emits,
+     * {@code Task.forRange(0, n, i -> out.emit(i))}: the form Kotlin's
+     * {@code for (i in 0 until n) yield(i)} is in Coro.
      *
      * @return the sum
      */
     @Benchmark
     public long coroCreate() {
+        int count = n;
+        long[] sum = {0};
+        Generator.<Integer>create(out -> Task.forRange(0, count, i -> out.emit(i)))
+                .map(x -> x * 2).filter(x -> x % 3 == 0).forEach(x -> sum[0] += x).join();
+        return check(sum[0]);
+    }
+
+    /**
+     * Coro: a producer body whose loop carries its index as the state of a {@code Task.loop}
+     * ({@code out.emit(i).map(e -> i + 1)}): a boxed index, a {@code map} node and its lambda per
+     * element besides the emit.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public long coroCreateLoop() {
         int count = n;
         long[] sum = {0};
         Generator.<Integer>create(out -> Task.loop(0, i -> i < count, i -> out.emit(i).map(e -> i + 1)))

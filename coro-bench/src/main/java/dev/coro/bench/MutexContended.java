@@ -54,6 +54,8 @@ public class MutexContended {
     private Task<Void> coroBargingRoot;
     private Task<Void> coroLoopRoot;
     private Task<Void> coroBargingLoopRoot;
+    private Task<Void> coroRangeRoot;
+    private Task<Void> coroBargingRangeRoot;
 
     /** Builds the Coro root task once (tasks are reusable descriptions; each join runs it anew). */
     @Setup(Level.Trial)
@@ -65,6 +67,8 @@ public class MutexContended {
         coroBargingRoot = Pools.Coro.spawnAll(n, bargingWorker);
         coroLoopRoot = Pools.Coro.spawnAll(n, lockInLoopBody(mutex));
         coroBargingLoopRoot = Pools.Coro.spawnAll(n, lockInLoopBody(bargingMutex));
+        coroRangeRoot = Pools.Coro.spawnAll(n, lockInRangeBody(mutex));
+        coroBargingRangeRoot = Pools.Coro.spawnAll(n, lockInRangeBody(bargingMutex));
     }
 
     /**
@@ -77,6 +81,14 @@ public class MutexContended {
         int m = locks;
         return Task.loop(0, i -> i < m, i -> lock.withLock(Task.fromRunnable(() -> counter++)).map(v -> i + 1))
                 .then(Task.value(null));
+    }
+
+    /**
+     * {@code locks} rounds of a {@code Task.forRange} whose body builds its {@code withLock} anew: the
+     * counted loop without a boxed index or a {@code map} to step it. The mutex is a captured local.
+     */
+    private Task<Void> lockInRangeBody(AsyncMutex lock) {
+        return Task.forRange(0, locks, i -> lock.withLock(Task.fromRunnable(() -> counter++)));
     }
 
     /** Runs a Coro root on the pool from a zero counter, then checks the count and that the lock is free. */
@@ -135,6 +147,30 @@ public class MutexContended {
     @Benchmark
     public long coroBargingLoopBody(Pools.Coro coro) {
         return joinCounting(coro, coroBargingLoopRoot, bargingMutex, "MutexContended.coroBargingLoopBody");
+    }
+
+    /**
+     * Coro, the lock built in a counted loop's body:
+     * {@code Task.forRange(0, locks, i -> mutex.withLock(Task.fromRunnable(() -> counter++)))} per task.
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coroRangeBody(Pools.Coro coro) {
+        return joinCounting(coro, coroRangeRoot, mutex, "MutexContended.coroRangeBody");
+    }
+
+    /**
+     * The barging mutex in a counted loop's body: as {@link #coroRangeBody} on
+     * {@code AsyncMutex.barging()}.
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coroBargingRangeBody(Pools.Coro coro) {
+        return joinCounting(coro, coroBargingRangeRoot, bargingMutex, "MutexContended.coroBargingRangeBody");
     }
 
     /**

@@ -29,7 +29,9 @@ import dev.coro.task.Task;
  *
  * {@snippet :
  * Generator<Integer> countdown = Generator.create(emitter ->
- *         Task.loop(3, n -> n > 0, n -> emitter.emit(n).map(ignored -> n - 1)));
+ *         Task.forRange(0, 3, i -> emitter.emit(3 - i)));          // 3, 2, 1
+ * Generator<Long> powers = Generator.create(emitter ->          // a loop that carries its state
+ *         Task.loop(1L, p -> p < 1_000, p -> emitter.emit(p).map(ignored -> p * 2)));
  * }
  *
  * @param <T> the element type

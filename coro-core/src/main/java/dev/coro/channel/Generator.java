@@ -108,13 +108,14 @@ public abstract class Generator<T> {
      * Returns a generator whose producer is the task {@code body} returns for an {@link Emitter}; the
      * body is called once per consumption. The producer emits with {@code emitter.emit(v)} and waits
      * for that task before it goes on; it may await anything in between. The task's value is ignored
-     * (any task type, so that a loop carrying its state needs no conversion); the generator ends when
+     * (any task type, so that a loop carrying its state needs no conversion; a counted loop of emits
+     * is {@link Task#forRange}, which boxes no index); the generator ends when
      * the task ends: with a value (end of the sequence), an error (the consumption fails with it) or
      * cancelled.
      *
      * {@snippet :
-     * Generator<String> lines = Generator.create(emitter -> Task.loop(0, i -> i < 3,
-     *         i -> emitter.emit("line " + i).map(ignored -> i + 1))
+     * Generator<String> lines = Generator.create(emitter -> Task.forRange(0, 3,
+     *         i -> emitter.emit("line " + i))
      *         .andFinally(() -> System.out.println("closed")));   // runs however the consumer stops
      * }
      *

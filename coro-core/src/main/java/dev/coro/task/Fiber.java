@@ -261,10 +261,10 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * the push differs, and nothing observes a push. Where the run checks its token does not change:
      * a fused wait checks it as the wait itself does. A map so fused applies its function right there.
      *
-     * <p>Loops: a loop's frame ({@link Nodes.Loop}, {@link Nodes.Repeating}) is read where it lies
-     * ({@link #peek}) and stays on the stack while the loop goes on, so an iteration moves no frame;
+     * <p>Loops: a loop's frame ({@link Nodes.Loop}, {@link Nodes.Repeating}, {@link Nodes.Counting})
+     * is read where it lies ({@link #peek}) and stays on the stack while the loop goes on, so an iteration moves no frame;
      * the frame drops itself when the loop ends (the condition fails, an error or a cancellation
-     * reaches it, or the last run of a repeat starts). Every other frame is dropped as it is read.
+     * reaches it, the last run of a repeat starts, or a range runs out). Every other frame is dropped as it is read.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void loop(Task<?> t, int k, Object v) {
@@ -360,6 +360,15 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     case Nodes.LOOP -> { // the frame takes the initial state as an iteration's result
                         push(t);
                         v = ((Nodes.Loop<?>) t).initial;
+                        k = VALUE;
+                        t = null;
+                    }
+                    case Nodes.FOR_RANGE -> { // the frame takes a null as the end of iteration "start - 1"
+                        Nodes.ForRange r = (Nodes.ForRange) t;
+                        if (r.start < r.end) {
+                            push(new Nodes.Counting(r.body, r.start, r.end)); // the run's index: one per run
+                        }
+                        v = null;
                         k = VALUE;
                         t = null;
                     }
@@ -499,7 +508,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     continue;
                 }
                 f = (Task<?>) frame;
-                if (f.tag != Nodes.LOOP && f.tag != Nodes.REPEATING) {
+                if (f.tag != Nodes.LOOP && f.tag != Nodes.REPEATING && f.tag != Nodes.COUNTING) {
                     drop(); // a loop's frame stays on the stack while the loop goes on
                 }
             }
@@ -546,6 +555,24 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         }
                     }
                     if (!more) {
+                        drop();
+                    }
+                }
+                case Nodes.COUNTING -> { // f is still on top
+                    Nodes.Counting c = (Nodes.Counting) f;
+                    if (k == VALUE) {
+                        v = null; // an iteration's value is dropped; the range's is null
+                        if (c.next < c.end) {
+                            try {
+                                t = Objects.requireNonNull((Task<?>) c.body.apply(c.next++),
+                                        "forRange: the body returned null");
+                            } catch (Throwable e) {
+                                v = e;
+                                k = ERROR;
+                            }
+                        }
+                    }
+                    if (t == null) { // done, or ended early: no frame from here on
                         drop();
                     }
                 }

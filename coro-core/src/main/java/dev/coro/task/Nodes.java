@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -19,7 +20,8 @@ final class Nodes {
 
     static final byte PURE = 0, FAIL = 1, CANCELLED = 2, CALL = 3, DEFER = 4, MAP = 5, FLAT_MAP = 6,
             FOLD = 7, ASYNC = 8, CONTEXT = 9, WITH_CONTEXT = 10, YIELD = 11, SHIFT = 12, FINALLY = 13,
-            LOOP = 14, REPEAT = 15, REPEATING = 16, THEN = 17, RUN = 18, APPLY = 19;
+            LOOP = 14, REPEAT = 15, REPEATING = 16, THEN = 17, RUN = 18, APPLY = 19, FOR_RANGE = 20,
+            COUNTING = 21;
 
     /** A value known now. */
     static final class Pure<T> extends Task<T> {
@@ -177,6 +179,44 @@ final class Nodes {
             this.initial = initial;
             this.condition = condition;
             this.body = body;
+        }
+    }
+
+    /**
+     * {@link Task#forRange}: {@code body(i)} for each {@code i} from {@code start} to {@code end}
+     * (exclusive), one after another. Each run of it pushes one {@link Counting} frame (when the range
+     * is not empty), which holds the next index and stays on the stack until the range is done: one
+     * allocation per run, none per iteration of the loop's own (no boxed index, no state node).
+     */
+    static final class ForRange extends Task<Void> {
+        final int start;
+        final int end;
+        final IntFunction<? extends Task<?>> body;
+
+        ForRange(int start, int end, IntFunction<? extends Task<?>> body) {
+            super(FOR_RANGE);
+            this.start = start;
+            this.end = end;
+            this.body = body;
+        }
+    }
+
+    /**
+     * The stack frame of one run of a {@link ForRange}: mutable, owned by that run's fiber (written and
+     * read only by the thread running the fiber, handed between threads with the fiber itself).
+     * {@code next < end} while an index is left; {@code next <= end <= Integer.MAX_VALUE}, so the
+     * increment never overflows.
+     */
+    static final class Counting extends Task<Void> {
+        final IntFunction<? extends Task<?>> body;
+        final int end;
+        int next;
+
+        Counting(IntFunction<? extends Task<?>> body, int next, int end) {
+            super(COUNTING, false);
+            this.body = body;
+            this.next = next;
+            this.end = end;
         }
     }
 

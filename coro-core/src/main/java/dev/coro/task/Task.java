@@ -21,6 +21,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -509,6 +510,34 @@ public abstract class Task<T> {
         Objects.requireNonNull(condition, "condition");
         Objects.requireNonNull(body, "body");
         return new Nodes.Loop<>(initial, condition, body);
+    }
+
+    /**
+     * Returns a task that runs the task {@code body} returns for each index from
+     * {@code startInclusive} to {@code endExclusive}, one after another (each starts when the previous
+     * one has completed with a value), and completes with null after the last. The first error or
+     * cancellation of an iteration ends it on that channel, and no later index runs. An empty range
+     * completes at once. This is the counted {@code for} loop of a task: the index is a plain
+     * {@code int}, so an iteration builds only what {@code body} builds (no boxed state, no
+     * {@code map} to step it, as {@link #loop} over an {@code Integer} needs), and it runs in constant
+     * stack and memory however many iterations it makes. {@code body} is called when its iteration
+     * starts, on the thread running the task; each run of the returned task starts again at
+     * {@code startInclusive}.
+     *
+     * {@snippet :
+     * Task<Void> countdown = Task.forRange(0, 3, i ->
+     *         Task.delay(Duration.ofSeconds(1)).then(Task.fromRunnable(() -> System.out.println(3 - i))));
+     * }
+     *
+     * @param startInclusive the first index
+     * @param endExclusive one past the last index; at most {@code startInclusive} for an empty range
+     * @param body the iteration for one index
+     * @return the task
+     * @throws NullPointerException if {@code body} is null
+     */
+    public static Task<Void> forRange(int startInclusive, int endExclusive, IntFunction<? extends Task<?>> body) {
+        Objects.requireNonNull(body, "body");
+        return new Nodes.ForRange(startInclusive, endExclusive, body);
     }
 
     // ---------------------------------------------------------------- composition

@@ -62,6 +62,17 @@ class GeneratorScaleTest {
     }
 
     @Test
+    void tenMillionFromACountedLoopOfEmitsPushedAndPulledOnAPool() {
+        Generator<Integer> counted = Generator.create(e -> Task.forRange(0, N, e::emit)); // no boxed index state
+        try (WorkStealingPool pool = WorkStealingPool.create(2)) {
+            assertEquals(expectedSum(N), pullSum(counted).startOn(pool).join(), "pulled: every emit waits for a next");
+            AtomicLong sum = new AtomicLong();
+            counted.forEach(sum::addAndGet).startOn(pool).join();
+            assertEquals(expectedSum(N), sum.get(), "pushed");
+        }
+    }
+
+    @Test
     void tenMillionPulledThroughACursorOnAJoiningThread() {
         assertEquals(expectedSum(N), pullSum(counting(N)).join());
     }

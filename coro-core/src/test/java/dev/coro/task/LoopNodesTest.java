@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The node kinds the run loop runs natively: {@link Task#loop} (a {@code Loop} node, its own frame),
  * {@link Task#repeat} (a {@code Repeat} node and one {@code Repeating} frame per run),
+ * {@link Task#forRange} (a {@code ForRange} node and one {@code Counting} frame per run),
  * {@link Task#then} (a {@code Then} frame, no function) and {@link Task#fromRunnable} (a {@code Run}
  * node), on every channel, across scheduler hops and context regions, in constant stack and memory.
  */
@@ -304,6 +305,134 @@ class LoopNodesTest {
         assertEquals(1, framesOf(parked.get()), "one counting frame, whatever the count");
         parked.get().complete(0);
         assertEquals(0, m.join());
+        assertEquals(n, runs.get());
+    }
+
+    // ---------------------------------------------------------------- forRange
+
+    @Test
+    void forRangeRunsTheBodyForEachIndexInOrderEachAfterThePreviousAndEndsWithNull() {
+        Scheduler elsewhere = Scheduler.from(other);
+        List<String> log = new ArrayList<>();
+        String me = Thread.currentThread().getName();
+        Task<Void> range = Task.forRange(-2, 2, i -> {
+            log.add("body " + i + " " + Thread.currentThread().getName());
+            Task<String> step = Task.fromCallable(() -> "step " + i + " " + Thread.currentThread().getName());
+            return (i == 0 ? step.startOn(elsewhere) : step).map(log::add); // index 0 hops and comes back
+        });
+        assertNull(range.join());
+        assertEquals(List.of("body -2 " + me, "step -2 " + me, "body -1 " + me, "step -1 " + me,
+                "body 0 " + me, "step 0 other", "body 1 " + me, "step 1 " + me), log);
+    }
+
+    @Test
+    void anEmptyOrReversedRangeEndsAtOnceWithNullAndNeverCallsTheBody() {
+        AtomicInteger bodies = new AtomicInteger();
+        for (int[] r : new int[][] {{3, 3}, {5, 2}, {Integer.MAX_VALUE, Integer.MIN_VALUE}}) {
+            assertNull(Task.forRange(r[0], r[1], i -> Task.fromRunnable(bodies::incrementAndGet)).join());
+        }
+        assertEquals(0, bodies.get());
+    }
+
+    @Test
+    void aRangeAtTheEdgesOfIntRunsEveryIndexOnceWithoutOverflow() {
+        List<Integer> seen = new ArrayList<>();
+        Task.forRange(Integer.MAX_VALUE - 3, Integer.MAX_VALUE, i -> Task.fromRunnable(() -> seen.add(i))).join();
+        Task.forRange(Integer.MIN_VALUE, Integer.MIN_VALUE + 2, i -> Task.fromRunnable(() -> seen.add(i))).join();
+        assertEquals(List.of(Integer.MAX_VALUE - 3, Integer.MAX_VALUE - 2, Integer.MAX_VALUE - 1,
+                Integer.MIN_VALUE, Integer.MIN_VALUE + 1), seen);
+    }
+
+    @Test
+    void anErrorFromTheBodyOrItsTaskEndsTheRangeThroughTheFramesAroundAndNoLaterIndexRuns() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        List<String> log = new ArrayList<>();
+        Task<Void> thrownByBody = Task.forRange(0, 10, i -> {
+            log.add("body " + i);
+            if (i == 2) {
+                throw boom;
+            }
+            return Task.value(i);
+        });
+        assertSame(boom, assertThrows(IllegalStateException.class,
+                () -> thrownByBody.andFinally(() -> log.add("cleanup")).join()));
+        Task<Void> failedTask = Task.forRange(0, 10, i -> {
+            log.add("task " + i);
+            return i == 1 ? Task.failure(boom) : Task.value(i);
+        });
+        assertSame(boom, assertThrows(IllegalStateException.class,
+                () -> failedTask.andFinally(() -> log.add("cleanup")).join()));
+        assertEquals(List.of("body 0", "body 1", "body 2", "cleanup", "task 0", "task 1", "cleanup"), log);
+        assertEquals("recovered", failedTask.map(v -> "value").recover(e -> "recovered").join());
+    }
+
+    @Test
+    void aBodyThatReturnsANullTaskFailsTheRangeNamingTheRuleAndANullBodyIsRefusedAtOnce() {
+        Task<Void> range = Task.forRange(0, 3, i -> i == 1 ? null : Task.value(i));
+        assertEquals("forRange: the body returned null",
+                assertThrows(NullPointerException.class, range::join).getMessage());
+        assertEquals("body", assertThrows(NullPointerException.class, () -> Task.forRange(0, 1, null)).getMessage());
+    }
+
+    @Test
+    void aCancelledIterationEndsTheRangeCancelledAndACancelledTokenStopsItAtTheNextWait() {
+        AtomicInteger after = new AtomicInteger();
+        Task<Void> cancelsThird = Task.forRange(0, 10, i -> i == 2 ? Task.cancelled() : Task.value(i));
+        assertThrows(CancellationException.class, () -> cancelsThird.map(x -> after.incrementAndGet()).join());
+        assertEquals(0, after.get());
+        assertInstanceOf(Outcome.Cancelled.class, cancelsThird.outcome().join());
+
+        AtomicInteger iterations = new AtomicInteger();
+        AtomicReference<Completer<Integer>> parked = new AtomicReference<>();
+        Task<Void> waitsAtThree = Task.forRange(0, 1_000, i -> {
+            iterations.incrementAndGet();
+            return i == 3 ? Task.create(parked::set) : Task.value(i);
+        });
+        TaskHandle<Void> h = waitsAtThree.start(Scheduler.inline());
+        assertEquals(4, iterations.get(), "synchronous iterations ran up to the wait");
+        h.cancel();
+        assertThrows(CancellationException.class, h::join);
+        assertEquals(4, iterations.get(), "no iteration after the cancelled wait");
+        assertTrue(parked.get().context().token().isCancelled());
+    }
+
+    @Test
+    void concurrentRunsOfOneRangeCountTheirIndicesApartEachFromTheStart() {
+        List<Completer<Integer>> waiting = new ArrayList<>();
+        List<String> seen = new ArrayList<>();
+        Task<Void> range = Task.forRange(10, 13, i -> Task.context().flatMap(ctx -> {
+            seen.add(ctx.get(WHO) + i);
+            return Task.<Integer>create(waiting::add);
+        }));
+        TaskHandle<Void> a = range.withValue(WHO, "a").start(Scheduler.inline());
+        TaskHandle<Void> b = range.withValue(WHO, "b").start(Scheduler.inline());
+        for (String run : List.of("a", "b", "b", "a", "b", "a")) {
+            Completer<Integer> c = waiting.stream().filter(w -> w.context().get(WHO).equals(run)).findFirst()
+                    .orElseThrow(() -> new AssertionError("run " + run + " is not waiting: " + waiting));
+            waiting.remove(c);
+            assertTrue(c.complete(0));
+        }
+        assertNull(a.join());
+        assertNull(b.join());
+        assertEquals(List.of("a10", "b10", "a11", "b11", "b12", "a12"), seen);
+        assertTrue(waiting.isEmpty(), "no run asked for a fourth index");
+    }
+
+    @Test
+    void tenMillionIndicesKeepConstantStackAndOneFrame() throws Exception {
+        int n = 10_000_000;
+        AtomicInteger runs = new AtomicInteger();
+        AtomicReference<Completer<Integer>> parked = new AtomicReference<>();
+        Task<Void> range = Task.forRange(0, n, i -> {
+            runs.incrementAndGet();
+            return i == n - 1 || i == n / 2 ? Task.create(parked::set) : Task.value(i);
+        });
+        TaskHandle<Void> h = range.start(Scheduler.inline());
+        assertEquals(1, framesOf(parked.get()), "one counting frame, whatever the index");
+        parked.get().complete(0);
+        assertEquals(1, framesOf(parked.get()), "the last index still has its frame: the range ends with null");
+        parked.get().complete(42);
+        assertNull(h.join());
         assertEquals(n, runs.get());
     }
 

@@ -49,8 +49,8 @@ import java.util.function.Supplier;
  * step (or after a failure) gets {@link IllegalStateException}.
  *
  * {@snippet :
- * Generator<Integer> ticks = Generator.create(emitter -> Task.loop(1, n -> n <= 5,
- *         n -> Task.delay(Duration.ofSeconds(1)).then(emitter.emit(n)).map(ignored -> n + 1)));
+ * Generator<Integer> ticks = Generator.create(emitter -> Task.forRange(1, 6,
+ *         n -> Task.delay(Duration.ofSeconds(1)).then(emitter.emit(n))));
  * Duration took = CoroTests.verify(ticks)
  *         .expectNext(1, 2)                           // at 1 s and 2 s
  *         .expectNoEvent(Duration.ofMillis(999))      // value 3 is a second away

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 class SequenceVerifierTest {
     /** 1..count, one a second after each request. */
     private static Generator<Integer> ticks(int count) {
-        return Generator.create(emitter -> Task.loop(1, n -> n <= count,
-                n -> Task.delay(Duration.ofSeconds(1)).then(emitter.emit(n)).map(ignored -> n + 1)));
+        return Generator.create(emitter -> Task.forRange(1, count + 1,
+                n -> Task.delay(Duration.ofSeconds(1)).then(emitter.emit(n))));
     }
 
     /** 0, 1, 2, ... at once, forever; sets {@code cleanedUp} however it ends. */
