@@ -434,6 +434,20 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             return;
                         }
                     }
+                    case Nodes.SPAWNED -> { // a spawn handle: the plain wait on its child's fiber, or its result
+                        Object c = ((Nodes.Spawned<?>) t).cellAcquire();
+                        if (c instanceof Completion cell) {
+                            t = cell.awaitTask(); // the child runs (or has just ended): wait on its fiber
+                        } else if (ctx.token().isCancelled()) { // as the plain wait decides first
+                            v = null;
+                            k = CANCEL;
+                            t = null;
+                        } else {
+                            k = kindOf(c);
+                            v = payloadOf(c, k);
+                            t = null;
+                        }
+                    }
                     case Nodes.ASYNC -> {
                         Nodes.Async<Object> a = (Nodes.Async<Object>) t;
                         t = null;
@@ -641,6 +655,11 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
             case Nodes.RUN -> {
                 ((Nodes.Run) s).body.run();
                 return null;
+            }
+            case Nodes.SPAWNED -> { // an ended child's value; anything else as the full evaluation does
+                Object c = ((Nodes.Spawned<?>) s).cellAcquire();
+                return c instanceof Completion || kindOf(c) != VALUE || ctx.token().isCancelled() ? LATER
+                        : decodeValue(c);
             }
             case Nodes.ASYNC -> {
                 Nodes.Async<?> a = (Nodes.Async<?>) s;

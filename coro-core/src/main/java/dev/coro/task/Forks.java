@@ -61,7 +61,9 @@ final class Forks {
     /**
      * A cancellation group of children and the rule that turns their outcomes into one. A child is a
      * fiber of its own, except a wait on a handle (a spawn or run handle: a task whose body is a
-     * {@link Completion} cell or a {@link Completion.Await}): that one is a {@link Watch} registered on
+     * {@link Completion} cell or a {@link Completion.Await}, or a {@link Nodes.Spawned} handle, whose
+     * cell is its child's fiber or, once the child ended, the child's result): that one is a
+     * {@link Watch} registered on
      * the handle's cell directly, which ends as that wait would: with the cell's result, or cancelled
      * when the group is cancelled first; and a wait whose cell has already completed takes no node at
      * all, only its answer. So a join over 200,000 spawn handles costs at most one small node per
@@ -168,6 +170,9 @@ final class Forks {
                 } else if (body instanceof Completion.Await<?> w) {
                     cell = w.source;
                     asOutcome = w.asOutcome;
+                } else if (t instanceof Nodes.Spawned<?>) { // a spawn handle whose child ended: body is its result
+                    cell = null;
+                    asOutcome = false;
                 } else {
                     if (childCtx == null) {
                         childCtx = parent.context().withToken(source.token());
@@ -187,7 +192,7 @@ final class Forks {
                 if (body instanceof Completion.Await<?> w) {
                     w.starting();
                 }
-                Object done = cell.resultAcquire();
+                Object done = cell == null ? body : cell.resultAcquire();
                 if (done != null) { // W3: done already: its answer goes in the slot, no node
                     Object r = Completion.answer(done, asOutcome);
                     assert !(r instanceof Fiber<?> || r instanceof Watch || r == NOT_STARTED) : "part 1";

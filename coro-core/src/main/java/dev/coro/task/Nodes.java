@@ -21,7 +21,7 @@ final class Nodes {
     static final byte PURE = 0, FAIL = 1, CANCELLED = 2, CALL = 3, DEFER = 4, MAP = 5, FLAT_MAP = 6,
             FOLD = 7, ASYNC = 8, CONTEXT = 9, WITH_CONTEXT = 10, YIELD = 11, SHIFT = 12, FINALLY = 13,
             LOOP = 14, REPEAT = 15, REPEATING = 16, THEN = 17, RUN = 18, APPLY = 19, FOR_RANGE = 20,
-            COUNTING = 21;
+            COUNTING = 21, SPAWNED = 22;
 
     /** A value known now. */
     static final class Pure<T> extends Task<T> {
@@ -293,10 +293,69 @@ final class Nodes {
 
         /**
          * The body of {@code t} if it is a leaf wait that its token cancels (the shape of every wait
-         * on a cell: a spawn handle is such a wait whose body is the cell itself), else null.
+         * on a cell: a spawn handle is such a wait whose body is the cell itself), else null. For a
+         * {@link Spawned} handle: its child's fiber, or once the child has ended its encoded result
+         * (a caller that finds neither a Completion nor an Await there reads it as that result).
          */
         static Object cancellableBody(Task<?> t) {
-            return t instanceof Async<?> a && a.cancelOnToken ? a.body : null;
+            if (t instanceof Async<?> a) {
+                return a.cancelOnToken ? a.body : null;
+            }
+            return t instanceof Spawned<?> s ? s.cellAcquire() : null;
+        }
+    }
+
+    /**
+     * A spawn handle ({@link Scope#spawn}): the plain wait on one child, as {@link Completion#awaitTask}
+     * is, that lets go of the child's fiber once the child has ended. It is the fiber's listener: when
+     * the fiber ends, it keeps the fiber's encoded result instead of the fiber, then tells the scope.
+     * A handle kept after its child ended (a list of handles to join) then holds this node and the
+     * value, not the fiber and its fields.
+     *
+     * <p>{@link #cell}: the child's fiber from the spawn until the fiber's listener runs, then the
+     * fiber's encoded result (never a {@link Completion} or an {@link Completion.Await}: such a
+     * result, which no user task produces, keeps the fiber). Written plain at the spawn (published to
+     * the child by its dispatch, to the caller by program order), with release when the child ends
+     * (after the fiber's own release of its result); read with acquire. Either value answers a wait
+     * the same way: the fiber is still a complete cell, so a reader that sees it waits on it as before.
+     */
+    static final class Spawned<T> extends Task<T> implements Fiber.Listener {
+        private Object cell;
+        /** The scope's listener, told after the handle has let go of the fiber. */
+        private final Fiber.Listener then;
+
+        Spawned(Fiber.Listener then) {
+            super(SPAWNED);
+            this.then = then;
+        }
+
+        /** Sets the child's fiber; before it is dispatched. */
+        void start(Fiber<T> fiber) {
+            cell = fiber;
+        }
+
+        /** The child's fiber, or its encoded result once it has ended (acquire). */
+        Object cellAcquire() {
+            return CELL.getAcquire(this);
+        }
+
+        @Override
+        public void fiberDone(Fiber<?> fiber) {
+            Object r = fiber.resultAcquire(); // set by the fiber before it tells its listener
+            if (!(r instanceof Completion) && !(r instanceof Completion.Await<?>)) {
+                CELL.setRelease(this, r); // release: the child's actions before a reader's acquire of r
+            }
+            then.fiberDone(fiber);
+        }
+
+        private static final java.lang.invoke.VarHandle CELL;
+
+        static {
+            try {
+                CELL = java.lang.invoke.MethodHandles.lookup().findVarHandle(Spawned.class, "cell", Object.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
         }
     }
 

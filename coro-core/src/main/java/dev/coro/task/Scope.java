@@ -323,6 +323,10 @@ public final class Scope implements AutoCloseable {
      * supervisor scope, a wait started on the handle (at any time before close) is what makes the
      * child's failure observed, so that close does not report it.
      *
+     * <p>Memory: in a scope that is not a supervisor, a handle kept after its child has ended holds
+     * the child's result and nothing of the child's run (a 24-byte node and the value), so a list
+     * of many handles to collect costs about what a list of completed futures does.
+     *
      * @param task the task to run
      * @param <T> the value type
      * @return a handle that ends as the child ends
@@ -339,9 +343,11 @@ public final class Scope implements AutoCloseable {
             }
         } while (!STATE.compareAndSet(this, s, s + 1));
         if (unobserved == null) {
-            Fiber<T> child = new Fiber<>(task, context, childListener);
+            Nodes.Spawned<T> handle = new Nodes.Spawned<>(childListener); // lets go of the fiber when it ends
+            Fiber<T> child = new Fiber<>(task, context, handle);
+            handle.start(child);
             child.dispatch();
-            return child.awaitTask();
+            return handle;
         }
         Supervised<T> supervised = new Supervised<>();
         Fiber<T> child = new Fiber<>(task, context, supervised);

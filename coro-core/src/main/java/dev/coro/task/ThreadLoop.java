@@ -76,9 +76,12 @@ final class ThreadLoop implements Scheduler {
         if (task.tag == Nodes.PURE) {
             return Completion.encodeValue(((Nodes.Pure<?>) task).value);
         }
-        if (Nodes.Async.cancellableBody(task) instanceof Completion cell // a plain handle, as Forks reads one
+        Object body = Nodes.Async.cancellableBody(task); // a plain handle, as Forks reads one
+        if ((body instanceof Completion || task instanceof Nodes.Spawned<?>)
                 && (base == null || !base.token().isCancelled())) {
-            return cell.resultAcquire(); // null while the cell is pending: the full path waits
+            // null while the cell is pending (the full path waits); a spawn handle whose child ended
+            // holds the child's result itself
+            return body instanceof Completion cell ? cell.resultAcquire() : body;
         }
         return null;
     }
