@@ -262,9 +262,10 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * a fused wait checks it as the wait itself does. A map so fused applies its function right there.
      *
      * <p>Loops: a loop's frame ({@link Nodes.Loop}, {@link Nodes.Repeating}, {@link Nodes.Counting})
-     * is read where it lies ({@link #peek}) and stays on the stack while the loop goes on, so an iteration moves no frame;
-     * the frame drops itself when the loop ends (the condition fails, an error or a cancellation
-     * reaches it, the last run of a repeat starts, or a range runs out). Every other frame is dropped as it is read.
+     * is read where it lies ({@link #peek}) and stays on the stack while the loop goes on, so an
+     * iteration moves no frame; the frame drops itself when the loop ends (the condition fails, an
+     * error or a cancellation reaches it, the last run of a repeat starts, or a range runs out).
+     * Every other frame is dropped as it is read.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void loop(Task<?> t, int k, Object v) {

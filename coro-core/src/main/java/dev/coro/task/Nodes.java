@@ -2,6 +2,8 @@ package dev.coro.task;
 
 import dev.coro.internal.FastPath;
 import dev.coro.internal.TaskDoors;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
@@ -312,12 +314,26 @@ final class Nodes {
      * A handle kept after its child ended (a list of handles to join) then holds this node and the
      * value, not the fiber and its fields.
      *
-     * <p>{@link #cell}: the child's fiber from the spawn until the fiber's listener runs, then the
-     * fiber's encoded result (never a {@link Completion} or an {@link Completion.Await}: such a
-     * result, which no user task produces, keeps the fiber). Written plain at the spawn (published to
-     * the child by its dispatch, to the caller by program order), with release when the child ends
-     * (after the fiber's own release of its result); read with acquire. Either value answers a wait
-     * the same way: the fiber is still a complete cell, so a reader that sees it waits on it as before.
+     * <p>Implementation overview.
+     * <ol>
+     *   <li>Representation. {@link #cell}: the child's fiber from the spawn until the fiber's listener
+     *       runs, then the fiber's encoded result (never a {@link Completion} or an
+     *       {@link Completion.Await}: such a result, which no user task produces, keeps the fiber, so
+     *       a reader can tell the two states apart by type).
+     *   <li>Transitions. unset -> fiber: {@link #start}, by the spawning thread, before the dispatch.
+     *       fiber -> result: {@link #fiberDone}, by the thread that ends the child, after the fiber
+     *       has written its result and before it fires its waiters. Nothing else writes it.
+     *   <li>Linearization. The child's end is the fiber's write of its result, as for every wait on a
+     *       cell; the handle's swap is not a linearization point: a reader that still finds the fiber
+     *       waits on it (or reads its result at once) exactly as the plain wait does.
+     *   <li>Invariant. Whichever of the two a reader finds, it answers with the fiber's result: the
+     *       result is written once, before the swap, and the swap copies it.
+     *   <li>Memory ordering. The first write is plain: the dispatch (the scheduler's hand-off) publishes
+     *       it to the child's thread, and program order to the spawning thread, which returns the
+     *       handle. The swap is a release store after the fiber's own release of its result; readers
+     *       read with acquire, so a reader that finds the result also sees everything the child did
+     *       before it ended, as an acquire of the fiber's result would.
+     * </ol>
      */
     static final class Spawned<T> extends Task<T> implements Fiber.Listener {
         private Object cell;
@@ -348,11 +364,11 @@ final class Nodes {
             then.fiberDone(fiber);
         }
 
-        private static final java.lang.invoke.VarHandle CELL;
+        private static final VarHandle CELL;
 
         static {
             try {
-                CELL = java.lang.invoke.MethodHandles.lookup().findVarHandle(Spawned.class, "cell", Object.class);
+                CELL = MethodHandles.lookup().findVarHandle(Spawned.class, "cell", Object.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
