@@ -209,6 +209,14 @@ public class SignalList extends SweptStack {
         return head == FIRED;
     }
 
+    /**
+     * Returns whether no node is linked and the list has not fired (a volatile read of the head): a
+     * list that holds only removed nodes not yet unlinked is not empty.
+     */
+    public final boolean isEmpty() {
+        return head == null;
+    }
+
     /** Returns the number of linked nodes (live or removed-but-not-yet-unlinked); for tests. */
     public final int linkedCount() {
         int count = 0;

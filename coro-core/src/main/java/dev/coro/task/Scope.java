@@ -89,7 +89,8 @@ public final class Scope implements AutoCloseable {
      *    spawn:    count + 1 if not CLOSED (else throw)         CAS loop      spawner
      *    refuseSpawns: CLOSED set                               getAndBitwiseOr  closer
      *    childEnd: count - 1, and epoch + 1 if count reaches 0  CAS loop      child's last thread
-     *              then joiners L -> new list, fire L            CAS, fire     same
+     *              then, unless L is empty, joiners L -> new     read, CAS,    same
+     *              list, fire L                                  fire
      *    join:     count == 0: done at once; else register on joiners for epoch e, then re-check;
      *              a joiner woken while the epoch is still e (a spurious wake from an older list)
      *              registers again.
@@ -112,14 +113,22 @@ public final class Scope implements AutoCloseable {
      *
      * 4. Invariants. I1: a joiner completes only after observing count == 0 or an epoch later than
      *    the one it read, so it never completes while a task spawned before it is still running.
-     *    I2: every replaced joiner list is fired by the thread that replaced it (no joiner is lost).
+     *    I2: every replaced joiner list is fired by the thread that replaced it, and a count-down that
+     *    ends an epoch replaces the list unless it reads it empty after its state CAS (no joiner is
+     *    lost): a joiner lists itself, then re-reads the state; the count-down writes the state, then
+     *    reads the list. Of these two volatile write-then-read pairs at least one sees the other, so
+     *    the count-down finds the joiner (and fires it), or the joiner finds the new epoch (and
+     *    removes itself and completes), or both, and then SignalList's remove/fire CAS decides.
+     *    An epoch with no joiner so ends with one read of the list: no list is made or fired (a
+     *    burst of spawns from outside, which the pool's workers keep up with, ends many epochs).
      *    I3: once CLOSED is set the count never rises (spawn's CAS fails against it).
      *    I4: a supervised child that failed unobserved is linked in unobserved before its childEnd,
      *    so the close that saw the count reach 0 fires (reports) it; none is reported twice (the
      *    fire/remove CAS of SignalList decides).
      *
      * 5. Memory ordering: all volatile. A child's actions precede its decrement (release), which
-     *    precedes the joiner's observation of the new epoch (acquire).
+     *    precedes the joiner's observation of the new epoch (acquire). The empty-list read of I2 is a
+     *    volatile read after the state CAS: the Dekker pair with the joiner's add and re-read.
      *
      * 6. Progress: lock-free (CAS loops retry only when another thread made progress), except close,
      *    which blocks by design while children run.
@@ -453,10 +462,13 @@ public final class Scope implements AutoCloseable {
             next = (s & COUNT_MASK) == n ? s - n + EPOCH : s - n;
         } while (!STATE.compareAndSet(this, s, next));
         if ((next & COUNT_MASK) == 0) {
-            SignalList old;
-            do {
+            SignalList old = joiners;
+            if (old.isEmpty()) { // I2: no joiner of this epoch is listed; one that lists itself later sees the epoch
+                return;
+            }
+            while (!JOINERS.compareAndSet(this, old, new SignalList())) {
                 old = joiners;
-            } while (!JOINERS.compareAndSet(this, old, new SignalList())); // I2
+            }
             old.fire();
         }
     }

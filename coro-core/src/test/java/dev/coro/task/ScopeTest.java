@@ -367,4 +367,24 @@ class ScopeTest {
             assertEquals(children, done.get(), "round " + round);
         }
     }
+
+    @Test
+    void anEpochThatEndsWithNoJoinerKeepsItsJoinerListAndOneWithAJoinerFiresIt() throws Exception {
+        java.lang.reflect.Field joiners = Scope.class.getDeclaredField("joiners");
+        joiners.setAccessible(true);
+        Scope scope = Scope.on(dev.coro.scheduler.Scheduler.inline());
+        Object before = joiners.get(scope);
+        for (int i = 0; i < 3; i++) { // each child ends inside its spawn: three epochs, nobody joining
+            scope.spawn(Task.value(i));
+        }
+        assertSame(before, joiners.get(scope), "no list made or fired for an epoch nobody waited on");
+        Promise<Integer> p = new Promise<>();
+        scope.spawn(p.task());
+        CompletableFuture<Void> join = scope.join().toCompletableFuture();
+        assertFalse(join.isDone());
+        p.complete(1); // the epoch ends with a joiner listed: the count-down replaces and fires the list
+        join.join();
+        assertFalse(before == joiners.get(scope), "the list the joiner waited on was replaced");
+        assertTrue(((dev.coro.internal.SignalList) before).isFired(), "and fired");
+    }
 }
