@@ -67,19 +67,29 @@ public class CompletionLincheckTest {
     /** After each run: every pending wait ended with the winning result. */
     @Validate
     public void validate() {
-        if (!promise.isDone()) {
+        checkWaits(promise.task(), promise.isDone(), waits, abandoned);
+    }
+
+    /**
+     * The check every model of a completion and its waits shares: while {@code result} has not ended
+     * no wait has; once it has, every wait that was pending ended with its result (none lost, none
+     * with another) and every abandoned one was cancelled or ended with that result.
+     */
+    static void checkWaits(Task<Integer> result, boolean ended, List<CompletableFuture<Integer>> waits,
+            List<CompletableFuture<Integer>> abandoned) {
+        if (!ended) {
             for (CompletableFuture<Integer> f : waits) {
                 if (f.isDone()) {
-                    throw new AssertionError("a wait ended before the promise completed");
+                    throw new AssertionError("a wait ended before the result was set");
                 }
             }
             return;
         }
-        Integer expected = promise.task().outcome().toCompletableFuture().join() instanceof Outcome.Value<Integer> v
+        Integer expected = result.outcome().toCompletableFuture().join() instanceof Outcome.Value<Integer> v
                 ? v.value() : null;
         for (CompletableFuture<Integer> f : waits) {
             if (!f.isDone()) {
-                throw new AssertionError("a waiter was lost: the promise completed but the wait is pending");
+                throw new AssertionError("a waiter was lost: the result was set but the wait is pending");
             }
             if (expected == null ? !f.isCancelled() : f.isCancelled() || !expected.equals(f.join())) {
                 throw new AssertionError("a waiter saw another result than the winner's");
@@ -113,8 +123,8 @@ public class CompletionLincheckTest {
                 .spec(Spec.class);
     }
 
-    /** The sequential specification. */
-    public static final class Spec {
+    /** The sequential specification (also the spawn handle's: {@link SpawnHandleLincheckTest}). */
+    public static class Spec {
         private Integer result; // null: pending; CANCELLED: cancelled
 
         /** First completion wins. */

@@ -27,10 +27,10 @@ import org.junit.jupiter.api.Test;
  */
 @Param(name = "v", gen = IntGen.class, conf = "1:2")
 public class SpawnHandleLincheckTest {
-    /** What a wait answers while the child runs. */
-    static final int PENDING = -1;
+    /** What a wait answers while the child runs (the completion model's answers). */
+    static final int PENDING = CompletionLincheckTest.PENDING;
     /** What a wait answers for a cancelled child. */
-    static final int CANCELLED = -2;
+    static final int CANCELLED = CompletionLincheckTest.CANCELLED;
 
     private final Promise<Integer> promise = new Promise<>();
     private final Scope scope = Scope.on(Scheduler.inline());
@@ -81,29 +81,7 @@ public class SpawnHandleLincheckTest {
     /** After each run: every pending wait ended with the child's result. */
     @Validate
     public void validate() {
-        if (!promise.isDone()) {
-            for (CompletableFuture<Integer> f : waits) {
-                if (f.isDone()) {
-                    throw new AssertionError("a wait ended before the child did");
-                }
-            }
-            return;
-        }
-        Integer expected = handle.outcome().toCompletableFuture().join() instanceof Outcome.Value<Integer> v
-                ? v.value() : null;
-        for (CompletableFuture<Integer> f : waits) {
-            if (!f.isDone()) {
-                throw new AssertionError("a waiter was lost: the child ended but the wait is pending");
-            }
-            if (expected == null ? !f.isCancelled() : f.isCancelled() || !expected.equals(f.join())) {
-                throw new AssertionError("a waiter saw another result than the child's");
-            }
-        }
-        for (CompletableFuture<Integer> f : abandoned) {
-            if (!f.isCancelled() && (expected == null || !expected.equals(f.join()))) {
-                throw new AssertionError("an abandoned wait saw another result than the child's");
-            }
-        }
+        CompletionLincheckTest.checkWaits(handle, promise.isDone(), waits, abandoned); // the child ends with it
     }
 
     @Test
@@ -125,49 +103,11 @@ public class SpawnHandleLincheckTest {
         return LincheckSupport.lincheck(SpawnHandleLincheckTest.class).spec(Spec.class);
     }
 
-    /** The sequential specification: the child's result is the promise's. */
-    public static final class Spec {
-        private Integer result; // null: pending; CANCELLED: cancelled
-
-        /** First completion wins. */
-        public boolean complete(int v) {
-            if (result != null) {
-                return false;
-            }
-            result = v;
-            return true;
-        }
-
-        /** First completion wins. */
-        public boolean cancel() {
-            if (result != null) {
-                return false;
-            }
-            result = CANCELLED;
-            return true;
-        }
-
-        /** Answers at once once the child ended. */
-        public int await() {
-            return result == null ? PENDING : result;
-        }
-
+    /** The sequential specification: the child's result is the promise's; both doors answer alike. */
+    public static final class Spec extends CompletionLincheckTest.Spec {
         /** The same answer through the collecting join. */
         public int awaitAll() {
             return await();
-        }
-
-        /** No observable effect. */
-        public void awaitAndCancel() {}
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Spec s && java.util.Objects.equals(result, s.result);
-        }
-
-        @Override
-        public int hashCode() {
-            return java.util.Objects.hashCode(result);
         }
     }
 }
