@@ -60,6 +60,8 @@ public class SignalList extends SweptStack {
      *            node's state LIVE -> REMOVED follows; a fire between the two finds the node
      *            REMOVED and skips it, so the remove is ordered before that fire). When it returns
      *            false: the read of a non-LIVE state, the read of FIRED, or the failed CAS.
+     *    isEmpty, isFired: their one volatile read of head (isEmpty is conservative: a removed node
+     *            still linked makes the list non-empty).
      *
      * 4. Invariants.
      *    I1: every LIVE node registered before the last head write is reachable from head (or, after
