@@ -5,7 +5,6 @@ import dev.coro.task.Task;
 import java.util.SplittableRandom;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -30,7 +29,8 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX})
+@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX,
+    Pools.PRE_TOUCH, Pools.QUIET_COMMANDS, Pools.WORK_APART})
 public class GateBudget {
     /** Operations per benchmark operation: the item count the table divides by. */
     @Param({"100000"})
@@ -65,8 +65,7 @@ public class GateBudget {
         Task<Void> w = Task.fromRunnable(work);
         int[] c = costOf;
         BudgetGate g = gate;
-        int[] next = new int[1]; // the root's loop is one thread: a plain counter
-        coroRoot = Pools.Coro.spawnEach(ops, () -> g.within(c[next[0]++ % c.length], w));
+        coroRoot = Pools.Coro.spawnEach(ops, i -> g.within(c[i % c.length], w));
         workAloneRoot = Pools.Coro.spawnAll(ops, w);
     }
 
@@ -107,10 +106,9 @@ public class GateBudget {
         counted.reset();
         Semaphore semaphore = new Semaphore(budget, true);
         int[] c = costOf;
-        AtomicInteger next = new AtomicInteger();
         Runnable r = work;
-        Pools.Virtual.runAll(ops, () -> {
-            int cost = c[next.getAndIncrement() % c.length];
+        Pools.Virtual.runEach(ops, i -> () -> {
+            int cost = c[i % c.length];
             semaphore.acquireUninterruptibly(cost);
             try {
                 r.run();

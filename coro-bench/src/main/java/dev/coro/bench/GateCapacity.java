@@ -50,7 +50,8 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX})
+@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX,
+    Pools.PRE_TOUCH, Pools.QUIET_COMMANDS, Pools.WORK_APART})
 public class GateCapacity {
     /** Tasks (coroutines, virtual threads) per operation: the item count the table divides by. */
     @Param({"100000"})
@@ -82,7 +83,7 @@ public class GateCapacity {
         Task<Void> w = coroWork;
         CapacityGate g = gate;
         // one within per task, as a caller gating each request writes it
-        coroRoot = Pools.Coro.spawnEach(n, () -> g.within(w));
+        coroRoot = Pools.Coro.spawnEach(n, i -> g.within(w));
         workAloneRoot = Pools.Coro.spawnAll(n, w);
     }
 

@@ -42,7 +42,8 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX})
+@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX,
+    Pools.PRE_TOUCH, Pools.QUIET_COMMANDS, Pools.WORK_APART})
 public class GateCoalescing {
     /** Requests per benchmark operation: the item count the table divides by. */
     @Param({"1000000"})
@@ -80,9 +81,8 @@ public class GateCoalescing {
         }
         int[] k = keyOf;
         CoalescingGate<Integer, Integer> g = gate;
-        int[] next = new int[1]; // the root's loop is one thread: a plain counter
-        coroRoot = Pools.Coro.spawnEach(requests, () -> {
-            int key = k[next[0]++ % k.length];
+        coroRoot = Pools.Coro.spawnEach(requests, i -> {
+            int key = k[i % k.length];
             return g.within(key, loadOf[key]).map(v -> checked(v, key));
         });
     }

@@ -41,7 +41,8 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX})
+@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX,
+    Pools.PRE_TOUCH, Pools.QUIET_COMMANDS, Pools.WORK_APART})
 public class GateKeyed {
     /** Operations per benchmark operation: the item count the table divides by. */
     @Param({"200000"})
@@ -75,14 +76,7 @@ public class GateKeyed {
         Task<Void> w = Task.fromRunnable(work);
         int[] k = keyOf;
         KeyedSerialGate<Integer> g = gate;
-        int[] next = new int[1]; // the root's loop is one thread: a plain counter
-        // the next key, wrapping at the end of the array (the root is run once per batch) without a
-        // division per operation, which the peers' loops over the keys do not pay either
-        coroRoot = Pools.Coro.spawnEach(ops, () -> {
-            int i = next[0];
-            next[0] = i + 1 == k.length ? 0 : i + 1;
-            return g.within(k[i], w);
-        });
+        coroRoot = Pools.Coro.spawnEach(ops, i -> g.within(k[i], w)); // k.length == ops
         workAloneRoot = Pools.Coro.spawnAll(ops, w);
     }
 
@@ -153,10 +147,9 @@ public class GateKeyed {
         ran.reset();
         Striped<Lock> striped = Striped.lock(1024);
         int[] k = keyOf;
-        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
         Runnable r = work;
-        Pools.Virtual.runAll(ops, () -> {
-            Lock lock = striped.get(k[next.getAndIncrement() % k.length]);
+        Pools.Virtual.runEach(ops, i -> () -> {
+            Lock lock = striped.get(k[i]);
             lock.lock();
             try {
                 r.run();

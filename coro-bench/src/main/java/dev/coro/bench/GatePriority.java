@@ -37,7 +37,8 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX})
+@Fork(value = 1, jvmArgsAppend = {Pools.VT_PARALLELISM, Pools.KOTLINX_POOL_SIZE, Pools.HEAP_MIN, Pools.HEAP_MAX,
+    Pools.PRE_TOUCH, Pools.QUIET_COMMANDS, Pools.WORK_APART})
 public class GatePriority {
     /** Tasks per benchmark operation: the item count the table divides by. */
     @Param({"100000"})
@@ -76,14 +77,13 @@ public class GatePriority {
         capacityGate = new CapacityGate(permits);
         Task<Void> w = Task.fromRunnable(work);
         int[] p = priorityOf;
-        int[] next = new int[1]; // the root's loop is one thread: a plain counter
         PriorityGate pg = priorityGate;
         DeadlineGate dg = deadlineGate;
         CapacityGate cg = capacityGate;
         Duration hour = Duration.ofHours(1);
-        priorityRoot = Pools.Coro.spawnEach(tasks, () -> pg.within(p[next[0]++ % p.length], w));
-        deadlineRoot = Pools.Coro.spawnEach(tasks, () -> dg.within(hour, w));
-        capacityRoot = Pools.Coro.spawnEach(tasks, () -> cg.within(w));
+        priorityRoot = Pools.Coro.spawnEach(tasks, i -> pg.within(p[i % p.length], w));
+        deadlineRoot = Pools.Coro.spawnEach(tasks, i -> dg.within(hour, w));
+        capacityRoot = Pools.Coro.spawnEach(tasks, i -> cg.within(w));
     }
 
     /**

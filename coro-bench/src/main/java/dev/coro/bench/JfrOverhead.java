@@ -68,7 +68,7 @@ public class JfrOverhead {
             ran.increment();
         });
         CapacityGate g = gate;
-        capacityRoot = Pools.Coro.spawnEach(100_000, () -> g.within(work));
+        capacityRoot = Pools.Coro.spawnEach(100_000, i -> g.within(work));
     }
 
     /** Stops the recording, if one runs. */

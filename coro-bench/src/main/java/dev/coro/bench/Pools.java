@@ -8,7 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
+import java.util.function.IntFunction;
 import kotlinx.coroutines.CoroutineDispatcher;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Scope;
@@ -42,6 +42,26 @@ public final class Pools {
 
     /** Fork argument: see {@link #HEAP_MIN}. */
     public static final String HEAP_MAX = "-Xmx2g";
+
+    /**
+     * Fork argument: the heap's pages are touched when the JVM starts, so that the first pass of
+     * allocation over them (which a fork's few iterations are) does not pay a page fault per page, a
+     * cost that lands on whoever allocates most and came and went in runs of iterations (up to 1.5x
+     * the gate-keyed time on this VM).
+     */
+    public static final String PRE_TOUCH = "-XX:+AlwaysPreTouch";
+
+    /**
+     * Fork argument: {@link org.openjdk.jmh.infra.Blackhole#consumeCPU}, the work of the gate
+     * benchmarks, is compiled on its own, never inlined into its caller, so that it runs the same
+     * machine code for every implementation and every fork. Inlined, its loop took 10 to 15% more
+     * or less time from fork to fork (and after a recompilation within one), more than the gates'
+     * overheads being compared.
+     */
+    public static final String WORK_APART = "-XX:CompileCommand=dontinline,org.openjdk.jmh.infra.Blackhole::consumeCPU";
+
+    /** Fork argument: no line printed for each {@code -XX:CompileCommand}. */
+    public static final String QUIET_COMMANDS = "-XX:CompileCommand=quiet";
 
     private Pools() {}
 
@@ -89,7 +109,7 @@ public final class Pools {
          * @return the root task
          */
         public static Task<Void> spawnAll(int n, Task<?> child) {
-            return spawnEach(n, () -> child);
+            return spawnEach(n, i -> child);
         }
 
         /**
@@ -97,14 +117,14 @@ public final class Pools {
          * builds each request's task, such as {@code gate.within(work)}, pays that per child).
          *
          * @param n how many children
-         * @param child makes each child's task
+         * @param child makes the task of child {@code i}, {@code 0 <= i < n}
          * @return the root task
          */
-        public static Task<Void> spawnEach(int n, Supplier<? extends Task<?>> child) {
+        public static Task<Void> spawnEach(int n, IntFunction<? extends Task<?>> child) {
             return Task.context().flatMap(ctx -> {
                 dev.coro.task.Scope scope = dev.coro.task.Scope.childOf(ctx);
                 for (int i = 0; i < n; i++) {
-                    scope.spawn(child.get());
+                    scope.spawn(child.apply(i));
                 }
                 return scope.join();
             });
@@ -200,12 +220,27 @@ public final class Pools {
          * @throws IllegalStateException if the root failed
          */
         public static void runAll(int n, Runnable task, String name) throws InterruptedException {
+            runEach(n, i -> task, name);
+        }
+
+        /**
+         * As {@link #runAll}, with a runnable made for each virtual thread: {@code task.apply(i)} for
+         * thread {@code i}, {@code 0 <= i < n}, made by the root as it starts them (the way a loop
+         * over requests hands each thread its own).
+         *
+         * @param n how many virtual threads
+         * @param task makes the runnable of thread {@code i}
+         * @param name the benchmark's name for the watchdog
+         * @throws InterruptedException if interrupted
+         * @throws IllegalStateException if the root failed
+         */
+        public static void runEach(int n, IntFunction<? extends Runnable> task, String name) throws InterruptedException {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Watchdog.begin(name);
             Thread root = Thread.ofVirtual().start(() -> {
                 try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
                     for (int i = 0; i < n; i++) {
-                        threads.execute(task);
+                        threads.execute(task.apply(i));
                     }
                 } catch (Throwable t) {
                     failure.set(t);
