@@ -273,12 +273,16 @@ public final class Compare {
         }
         boolean everything = cmd.getIncludes().isEmpty();
         Options built = options.build();
+        String before = CrossCore.line("before the run"); // the machine's state, which moves (CrossCore)
         Collection<RunResult> results = new Runner(built, ProgressOutput.create(built)).run();
+        String after = CrossCore.line("after the run");
         List<Comparison> comparisons = comparisons(results, includes, cmd.getExcludes());
         System.out.println();
         System.out.print(table(comparisons));
+        System.out.println(before);
+        System.out.println(after);
         try {
-            Path report = Report.write(reportDir, comparisons, setup(), json);
+            Path report = Report.write(reportDir, comparisons, setup() + "\n\n" + before + "\n" + after, json);
             System.out.println();
             System.out.println("report: " + report
                     + (json ? ", JMH's results: " + reportDir.resolve(Report.RESULTS) : ""));
