@@ -10,9 +10,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * and after a run, because on this VM it is not a constant: over minutes it moves between about 20 ns
  * (the two vCPUs share a cache) and about 190 ns (they do not), and every benchmark whose threads
  * write shared lines moves with it. {@code gate-keyed} was 92 to 96 ms an operation in the first
- * state and 107 to 112 in the second (coro-bench/README.md, Fairness notes).
+ * state and mostly 107 to 112 in the second (coro-bench/README.md, Fairness notes).
  *
- * <p>Run by hand: {@code java -cp coro-bench/target/benchmarks.jar dev.coro.bench.CrossCore}.
+ * <p>A measurement takes the calling thread and one thread of its own, both spinning, for its whole
+ * length (the other thread ends with it): run one at a time, and not beside a benchmark, which it
+ * would disturb. Run by hand: {@code java -cp coro-bench/target/benchmarks.jar dev.coro.bench.CrossCore}.
  */
 public final class CrossCore {
     /** Rounds in one measurement. */
