@@ -265,7 +265,9 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * is read where it lies ({@link #peek}) and stays on the stack while the loop goes on, so an
      * iteration moves no frame; the frame drops itself when the loop ends (the condition fails, an
      * error or a cancellation reaches it, the last run of a repeat starts, or a range runs out).
-     * Every other frame is dropped as it is read.
+     * Every other frame is dropped as it is read. A range's frame runs on to its next index itself
+     * while iterations end here and now (a value, a call, an action, a built deferred task, a wait
+     * whose fast path answers): the fusion above, for a frame that drops its iterations' values.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void loop(Task<?> t, int k, Object v) {
@@ -577,14 +579,29 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     Nodes.Counting c = (Nodes.Counting) f;
                     if (k == VALUE) {
                         v = null; // an iteration's value is dropped; the range's is null
-                        if (c.next < c.end) {
-                            try {
-                                t = Objects.requireNonNull((Task<?>) c.body.apply(c.next++),
+                        Task<?> b = null;
+                        try { // iterations that end here and now run in this loop, with no trip through the run loop
+                            while (c.next < c.end) {
+                                b = Objects.requireNonNull((Task<?>) c.body.apply(c.next++),
                                         "forRange: the body returned null");
-                            } catch (Throwable e) {
-                                v = e;
-                                k = ERROR;
+                                while (b.tag == Nodes.DEFER || b.tag == Nodes.APPLY) {
+                                    b = built(b); // what evaluating it would do first
+                                }
+                                if (leafNow(b) == LATER) { // it may wait, or is a composite: evaluated as usual
+                                    if (b.tag == Nodes.ASYNC) {
+                                        tried = b;
+                                    }
+                                    t = b;
+                                    break;
+                                }
+                                b = null;
                             }
+                        } catch (Throwable e) { // the iteration failed at once: the range ends with its error
+                            if (CoroDebug.ENABLED && b != null && (b.tag == Nodes.CALL || b.tag == Nodes.RUN)) {
+                                DebugProbes.passed(e, b);
+                            }
+                            v = e;
+                            k = ERROR;
                         }
                     }
                     if (t == null) { // done, or ended early: no frame from here on

@@ -303,6 +303,25 @@ class CoroDebugModeTest {
         assertEquals(List.of(trace.getStackTrace()), trace.sites()); // printed as the trace's stack
     }
 
+    private static Task<Integer> failingCall() {
+        return Task.fromCallable(() -> {
+            throw new IllegalStateException("boom");
+        });
+    }
+
+    private static Task<Void> rangeOverAFailingCall() {
+        return Task.forRange(0, 3, i -> i == 1 ? failingCall() : Task.value(i));
+    }
+
+    @Test
+    void anErrorFromAnIterationThatEndsAtOnceNamesTheMethodThatBuiltIt() { // a range's own frame has no site
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> rangeOverAFailingCall().map(x -> x).join());
+        List<String> methods = methods(traceOf(e));
+        assertEquals("failingCall", methods.get(0), methods.toString());
+        assertTrue(methods.get(1).startsWith("lambda$anErrorFromAnIterationThatEndsAtOnce"), methods.toString());
+    }
+
     private static Task<Integer> spawnFailing(Scope scope) {
         return scope.spawn(level1());
     }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.coro.scheduler.Scheduler;
+import dev.coro.sync.Event;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
@@ -416,6 +417,62 @@ class LoopNodesTest {
         assertNull(b.join());
         assertEquals(List.of("a10", "b10", "a11", "b11", "b12", "a12"), seen);
         assertTrue(waiting.isEmpty(), "no run asked for a fourth index");
+    }
+
+    @Test
+    void iterationsThatEndAtOnceAndIterationsThatWaitRunInOrderInOneRange() {
+        Event<String> set = new Event<>();
+        set.set("event");
+        TaskHandle<String> ended = Task.value("handle").start(Scheduler.inline());
+        List<String> log = new ArrayList<>();
+        AtomicReference<Completer<String>> parked = new AtomicReference<>();
+        Task<Void> range = Task.forRange(0, 14, i -> switch (i % 7) { // each kind twice, a wait among them
+            case 0 -> Task.value("value").map(x -> log.add(i + " " + x));
+            case 1 -> Task.fromRunnable(() -> log.add(i + " action"));
+            case 2 -> Task.fromCallable(() -> log.add(i + " call"));
+            case 3 -> Task.defer(() -> Task.fromRunnable(() -> log.add(i + " deferred")));
+            case 4 -> set.await().map(x -> log.add(i + " " + x));
+            case 5 -> ended.task().map(x -> log.add(i + " " + x));
+            default -> Task.<String>create(parked::set).map(x -> log.add(i + " " + x));
+        });
+        TaskHandle<Void> h = range.start(Scheduler.inline());
+        assertEquals(6, log.size(), "the iterations before the first wait ran at once: " + log);
+        parked.get().complete("resumed");
+        assertEquals(13, log.size(), "then up to the second wait: " + log);
+        parked.get().complete("resumed");
+        assertNull(h.join());
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 14; i++) {
+            expected.add(i + " " + List.of("value", "action", "call", "deferred", "event", "handle", "resumed").get(i % 7));
+        }
+        assertEquals(expected, log);
+    }
+
+    @Test
+    void aDeferredBodyThatFailsWhileBuiltOrACallThatThrowsEndsTheRangeWithItsError() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        List<Integer> ran = new ArrayList<>();
+        Task<Void> failsWhileBuilt = Task.forRange(0, 10, i -> Task.defer(() -> {
+            ran.add(i);
+            if (i == 2) {
+                throw boom;
+            }
+            return Task.value(i);
+        }));
+        assertSame(boom, assertThrows(IllegalStateException.class, failsWhileBuilt::join));
+        Task<Void> buildsNull = Task.forRange(0, 10, i -> Task.defer(() -> i == 1 ? null : Task.value(i)));
+        assertEquals("defer: the supplier returned null",
+                assertThrows(NullPointerException.class, buildsNull::join).getMessage());
+        Task<Void> callThrows = Task.forRange(0, 10, i -> Task.fromCallable(() -> {
+            ran.add(10 + i);
+            if (i == 3) {
+                throw boom;
+            }
+            return i;
+        }));
+        assertSame(boom, assertThrows(IllegalStateException.class, callThrows::join));
+        assertEquals(List.of(0, 1, 2, 10, 11, 12, 13), ran, "no index after the failing one ran");
+        assertEquals("recovered", callThrows.map(v -> "value").recover(e -> "recovered").join());
     }
 
     @Test
