@@ -265,9 +265,11 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * is read where it lies ({@link #peek}) and stays on the stack while the loop goes on, so an
      * iteration moves no frame; the frame drops itself when the loop ends (the condition fails, an
      * error or a cancellation reaches it, the last run of a repeat starts, or a range runs out).
-     * Every other frame is dropped as it is read. A range's frame runs on to its next index itself
-     * while iterations end here and now (a value, a call, an action, a built deferred task, a wait
-     * whose fast path answers): the fusion above, for a frame that drops its iterations' values.
+     * Every other frame is dropped as it is read. A loop's or a range's frame runs on to its next
+     * iteration itself while iterations end here and now (a value, a call, an action, a built
+     * deferred task, a wait whose fast path answers; for a loop also a map over one of these): the
+     * fusion above, applied by the frame that takes the iteration's outcome. An iteration that does
+     * not end at once leaves for the run loop as it would have (a map pushes its frame first).
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void loop(Task<?> t, int k, Object v) {
@@ -320,9 +322,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         Task<?> source = ((Nodes.Step<?, ?>) t).source;
                         Object now;
                         try {
-                            while (source.tag == Nodes.DEFER || source.tag == Nodes.APPLY) {
-                                source = built(source); // what evaluating it would do first
-                            }
+                            source = builtAll(source);
                             now = leafNow(source);
                         } catch (Throwable e) { // the source failed at once: the node takes the error
                             if (CoroDebug.ENABLED && (source.tag == Nodes.CALL || source.tag == Nodes.RUN)) {
@@ -560,12 +560,41 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     boolean more = false;
                     if (k == VALUE) {
                         Nodes.Loop l = (Nodes.Loop) f;
-                        try {
-                            if (l.condition.test(v)) {
-                                t = Objects.requireNonNull((Task<?>) l.body.apply(v), "loop: the body returned null");
-                                more = true; // the same frame for the next iteration: constant stack
+                        Task<?> b = null; // the iteration's leaf being evaluated here, if any
+                        Nodes.Map m = null; // the map over it, if any
+                        try { // iterations that end here and now (a leaf, or a map over one) run in this loop
+                            while (l.condition.test(v)) {
+                                b = Objects.requireNonNull((Task<?>) l.body.apply(v), "loop: the body returned null");
+                                if (b.tag == Nodes.MAP) {
+                                    m = (Nodes.Map) b;
+                                    b = m.source;
+                                }
+                                b = builtAll(b);
+                                Object now = leafNow(b);
+                                if (now == LATER) { // it may wait, or is a composite: evaluated as usual
+                                    if (m != null) {
+                                        push(m); // the frame the map would have pushed over its source
+                                    }
+                                    if (b.tag == Nodes.ASYNC) {
+                                        tried = b;
+                                    }
+                                    t = b;
+                                    more = true; // the same frame for the next iteration: constant stack
+                                    break;
+                                }
+                                b = null;
+                                v = m == null ? now : m.fn.apply(now);
+                                m = null;
                             }
-                        } catch (Throwable e) {
+                        } catch (Throwable e) { // the iteration failed at once: the loop ends with its error
+                            if (CoroDebug.ENABLED) { // where it passed, as evaluating it in the run loop records
+                                if (b != null && (b.tag == Nodes.CALL || b.tag == Nodes.RUN)) {
+                                    DebugProbes.passed(e, b);
+                                }
+                                if (m != null) {
+                                    DebugProbes.passed(e, m);
+                                }
+                            }
                             v = e;
                             k = ERROR;
                             t = null;
@@ -584,9 +613,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             while (c.next < c.end) {
                                 b = Objects.requireNonNull((Task<?>) c.body.apply(c.next++),
                                         "forRange: the body returned null");
-                                while (b.tag == Nodes.DEFER || b.tag == Nodes.APPLY) {
-                                    b = built(b); // what evaluating it would do first
-                                }
+                                b = builtAll(b);
                                 if (leafNow(b) == LATER) { // it may wait, or is a composite: evaluated as usual
                                     if (b.tag == Nodes.ASYNC) {
                                         tried = b;
@@ -696,6 +723,14 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
 
     /** The task a DEFER or APPLY node builds (what evaluating it does first); null is refused. */
     @SuppressWarnings({"unchecked", "rawtypes"})
+    /** {@code t} with every deferred layer built: what evaluating it would do first. */
+    private static Task<?> builtAll(Task<?> t) {
+        while (t.tag == Nodes.DEFER || t.tag == Nodes.APPLY) {
+            t = built(t);
+        }
+        return t;
+    }
+
     private static Task<?> built(Task<?> t) {
         if (t.tag == Nodes.DEFER) {
             return Objects.requireNonNull(((Nodes.Defer<?>) t).supplier.get(), "defer: the supplier returned null");

@@ -322,6 +322,19 @@ class CoroDebugModeTest {
         assertTrue(methods.get(1).startsWith("lambda$anErrorFromAnIterationThatEndsAtOnce"), methods.toString());
     }
 
+    private static Task<Integer> loopOverAFailingMap() {
+        return Task.loop(0, i -> i < 3, i -> i == 1 ? level3() : Task.value(i).map(x -> x + 1));
+    }
+
+    @Test
+    void anErrorFromAMapThatEndsAtOnceInALoopNamesTheMethodsThatBuiltIt() {
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> loopOverAFailingMap().map(x -> x).join());
+        List<String> methods = methods(traceOf(e));
+        assertEquals(List.of("level3", "loopOverAFailingMap"), methods.subList(0, 2), methods.toString());
+        assertTrue(methods.get(2).startsWith("lambda$anErrorFromAMapThatEndsAtOnceInALoop"), methods.toString());
+    }
+
     private static Task<Integer> spawnFailing(Scope scope) {
         return scope.spawn(level1());
     }

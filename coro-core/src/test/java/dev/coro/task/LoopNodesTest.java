@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -229,6 +230,63 @@ class LoopNodesTest {
     }
 
     // ---------------------------------------------------------------- repeat
+
+    @Test
+    void iterationsThatEndAtOnceAndIterationsThatWaitCarryTheStateInOrder() {
+        Event<Integer> set = new Event<>();
+        set.set(0);
+        TaskHandle<Integer> ended = Task.value(0).start(Scheduler.inline());
+        List<String> log = new ArrayList<>();
+        List<Integer> states = new ArrayList<>();
+        AtomicReference<Completer<Integer>> parked = new AtomicReference<>();
+        Task<Integer> loop = Task.loop(0, i -> states.add(i) && i < 16, i -> switch (i % 8) { // each kind twice, a wait among them
+            case 0 -> Task.value(i).map(x -> x + 1);
+            case 1 -> Task.value(i + 1); // a plain value after a map: nothing of the map stays
+            case 2 -> Task.fromCallable(() -> log.add("call " + i)).map(x -> i + 1);
+            case 3 -> Task.defer(() -> Task.value(i)).map(x -> x + 1);
+            case 4 -> set.await().map(x -> i + 1 + x);
+            case 5 -> ended.task().map(x -> i + 1 + x);
+            case 6 -> Task.fromRunnable(() -> log.add("action " + i)).map(x -> i + 1);
+            default -> Task.<Integer>create(parked::set).map(x -> i + x);
+        });
+        TaskHandle<Integer> h = loop.start(Scheduler.inline());
+        assertEquals(List.of("call 2", "action 6"), log, "the iterations before the first wait ran at once");
+        parked.get().complete(1);
+        assertEquals(List.of("call 2", "action 6", "call 10", "action 14"), log, "then up to the second wait");
+        parked.get().complete(1);
+        assertEquals(16, h.join());
+        assertEquals(IntStream.rangeClosed(0, 16).boxed().toList(), states);
+    }
+
+    @Test
+    void anIterationThatFailsAtOnceInsideAMapEndsTheLoopWithItsErrorAndNoLaterIterationRuns() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        List<String> ran = new ArrayList<>();
+        List<Task<Integer>> failing = List.of(
+                Task.<Integer>value(0).map(x -> { // the map's function throws
+                    throw boom;
+                }),
+                Task.<Integer>fromCallable(() -> {
+                    throw boom;
+                }).map(x -> x + 1), // the map's source throws
+                Task.<Integer>defer(() -> {
+                    throw boom;
+                }).map(x -> x + 1), // the map's source fails while built
+                Task.<Integer>failure(boom).map(x -> x + 1)); // the map's source is a failure
+        for (int which = 0; which < failing.size(); which++) {
+            Task<Integer> fails = failing.get(which);
+            String name = "loop " + which;
+            Task<Integer> loop = Task.loop(0, i -> i < 10, i -> {
+                ran.add(name + " " + i);
+                return i == 2 ? fails : Task.value(i).map(x -> x + 1);
+            });
+            assertSame(boom, assertThrows(IllegalStateException.class, loop::join), name);
+            assertEquals(List.of(name + " 0", name + " 1", name + " 2"), ran, "no iteration after the failing one");
+            ran.clear();
+            assertEquals(-1, loop.recover(e -> -1).join(), name);
+            ran.clear();
+        }
+    }
 
     @Test
     void repeatRunsTheTaskTimesTimesAndEndsWithTheLastValue() {
