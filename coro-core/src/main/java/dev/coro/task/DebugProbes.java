@@ -171,6 +171,19 @@ final class DebugProbes {
     }
 
     /**
+     * A frame made at run time for {@code node} (a range's or a repeat's counter) takes the node's
+     * assembly site in place of its own (which would name whatever started the run).
+     */
+    static void madeFor(Task<?> frame, Task<?> node) {
+        StackWalker.StackFrame site = SITES.get(new Lookup(node));
+        if (site != null) {
+            SITES.put(new WeakKey(frame, DEAD_NODES), site);
+        } else {
+            SITES.remove(new Lookup(frame));
+        }
+    }
+
+    /**
      * An error passed through {@code node} (raised by it, or unwound through its frame): adds the
      * node's assembly site to the error's {@link AssemblyTrace}, attaching one first if it has none.
      */

@@ -369,7 +369,11 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     case Nodes.FOR_RANGE -> { // the frame takes a null as the end of iteration "start - 1"
                         Nodes.ForRange r = (Nodes.ForRange) t;
                         if (r.start < r.end) {
-                            push(new Nodes.Counting(r.body, r.start, r.end)); // the run's index: one per run
+                            Nodes.Counting c = new Nodes.Counting(r.body, r.start, r.end); // the run's index: one per run
+                            if (CoroDebug.ENABLED) {
+                                DebugProbes.madeFor(c, r);
+                            }
+                            push(c);
                         }
                         v = null;
                         k = VALUE;
@@ -377,7 +381,11 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                     }
                     case Nodes.REPEAT -> {
                         Nodes.Repeat<?> r = (Nodes.Repeat<?>) t;
-                        push(new Nodes.Repeating(r.source, r.times - 1)); // the run's counter: one per run
+                        Nodes.Repeating c = new Nodes.Repeating(r.source, r.times - 1); // the run's counter: one per run
+                        if (CoroDebug.ENABLED) {
+                            DebugProbes.madeFor(c, r);
+                        }
+                        push(c);
                         t = r.source;
                     }
                     case Nodes.CONTEXT -> {

@@ -313,13 +313,21 @@ class CoroDebugModeTest {
         return Task.forRange(0, 3, i -> i == 1 ? failingCall() : Task.value(i));
     }
 
+    private static Task<Integer> repeatOverAFailingCall() {
+        return failingCall().repeat(3);
+    }
+
     @Test
-    void anErrorFromAnIterationThatEndsAtOnceNamesTheMethodThatBuiltIt() { // a range's own frame has no site
+    void anErrorFromARangesOrARepeatsIterationNamesTheIterationAndTheRangeOrRepeat() {
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> rangeOverAFailingCall().map(x -> x).join());
         List<String> methods = methods(traceOf(e));
-        assertEquals("failingCall", methods.get(0), methods.toString());
-        assertTrue(methods.get(1).startsWith("lambda$anErrorFromAnIterationThatEndsAtOnce"), methods.toString());
+        assertEquals(List.of("failingCall", "rangeOverAFailingCall"), methods.subList(0, 2), methods.toString());
+        assertTrue(methods.get(2).startsWith("lambda$anErrorFromARangesOrARepeats"), methods.toString());
+
+        IllegalStateException r = assertThrows(IllegalStateException.class, () -> repeatOverAFailingCall().join());
+        List<String> repeated = methods(traceOf(r));
+        assertEquals(List.of("failingCall", "repeatOverAFailingCall"), repeated.subList(0, 2), repeated.toString());
     }
 
     private static Task<Integer> loopOverAFailingMap() {
