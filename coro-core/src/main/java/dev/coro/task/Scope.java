@@ -340,7 +340,8 @@ public final class Scope implements AutoCloseable {
      * @param <T> the value type
      * @return a handle that ends as the child ends
      * @throws NullPointerException if {@code task} is null
-     * @throws IllegalStateException if the scope is closed
+     * @throws IllegalStateException if the scope is closed, or if it would count more than
+     *     2<sup>31</sup> - 1 running children
      */
     public <T> Task<T> spawn(Task<T> task) {
         Objects.requireNonNull(task, "task");
@@ -349,6 +350,10 @@ public final class Scope implements AutoCloseable {
             s = state;
             if ((s & CLOSED) != 0) { // I3
                 throw new IllegalStateException("scope is closed: no new spawns");
+            }
+            if ((s & COUNT_MASK) == COUNT_MASK) { // one more would carry into CLOSED
+                throw new IllegalStateException("a scope counts at most " + COUNT_MASK + " running children: "
+                        + COUNT_MASK + " running, 1 more asked");
             }
         } while (!STATE.compareAndSet(this, s, s + 1));
         if (unobserved == null) {

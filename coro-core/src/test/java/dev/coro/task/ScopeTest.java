@@ -53,6 +53,25 @@ class ScopeTest {
     }
 
     @Test
+    void aScopeAtItsBoundOfRunningChildrenRefusesMoreNamingTheBoundAndStaysOpen() throws Exception {
+        Scope scope = Scope.on(dev.coro.scheduler.Scheduler.inline());
+        java.lang.reflect.Field state = Scope.class.getDeclaredField("state");
+        state.setAccessible(true);
+        long bound = (1L << 31) - 1;
+        state.setLong(scope, bound); // as if 2^31 - 1 children were running (the count's bits are all set)
+        IllegalStateException one = assertThrows(IllegalStateException.class, () -> scope.spawn(Task.value(1)));
+        assertEquals("a scope counts at most 2147483647 running children: 2147483647 running, 1 more asked",
+                one.getMessage());
+        IllegalStateException two = assertThrows(IllegalStateException.class,
+                () -> scope.spawnAll(List.of(Task.value(1), Task.value(2))));
+        assertEquals("a scope counts at most 2147483647 running children: 2147483647 running, 2 more asked",
+                two.getMessage());
+        assertEquals(bound, state.getLong(scope), "nothing was counted, and the scope is not closed");
+        assertFalse(scope.isClosed());
+        state.setLong(scope, 0); // back to no child, so the scope can be left
+    }
+
+    @Test
     void spawnReturnsAHandleOnTheChildsOutcome() {
         Scope scope = Scope.on(pool);
         Task<Integer> handle = scope.spawn(Task.fromCallable(() -> 21).map(x -> x * 2));
