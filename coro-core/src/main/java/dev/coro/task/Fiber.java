@@ -729,8 +729,6 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
         }
     }
 
-    /** The task a DEFER or APPLY node builds (what evaluating it does first); null is refused. */
-    @SuppressWarnings({"unchecked", "rawtypes"})
     /** {@code t} with every deferred layer built: what evaluating it would do first. */
     private static Task<?> builtAll(Task<?> t) {
         while (t.tag == Nodes.DEFER || t.tag == Nodes.APPLY) {
@@ -739,6 +737,8 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
         return t;
     }
 
+    /** The task a DEFER or APPLY node builds (what evaluating it does first); null is refused. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private static Task<?> built(Task<?> t) {
         if (t.tag == Nodes.DEFER) {
             return Objects.requireNonNull(((Nodes.Defer<?>) t).supplier.get(), "defer: the supplier returned null");
