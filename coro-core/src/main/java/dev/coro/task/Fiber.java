@@ -265,11 +265,12 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * is read where it lies ({@link #peek}) and stays on the stack while the loop goes on, so an
      * iteration moves no frame; the frame drops itself when the loop ends (the condition fails, an
      * error or a cancellation reaches it, the last run of a repeat starts, or a range runs out).
-     * Every other frame is dropped as it is read. A loop's or a range's frame runs on to its next
-     * iteration itself while iterations end here and now (a value, a call, an action, a built
-     * deferred task, a wait whose fast path answers; for a loop also a map over one of these): the
-     * fusion above, applied by the frame that takes the iteration's outcome. An iteration that does
-     * not end at once leaves for the run loop as it would have (a map pushes its frame first).
+     * Every other frame is dropped as it is read. A loop's, a repeat's or a range's frame runs on to
+     * its next iteration itself while iterations end here and now (a value, a call, an action, a
+     * built deferred task, a wait whose fast path answers; for a loop also a map over one of these):
+     * the fusion above, applied by the frame that takes the iteration's outcome. An iteration that
+     * does not end at once leaves for the run loop as it would have (a map pushes its frame first),
+     * and so does a repeat's last run, which has no frame.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void loop(Task<?> t, int k, Object v) {
@@ -645,11 +646,34 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                 }
                 case Nodes.REPEATING -> { // f is still on top
                     Nodes.Repeating r = (Nodes.Repeating) f;
-                    if (k != VALUE || --r.left == 0) {
-                        drop(); // ended early, or the run starting now is the last: no frame for it
+                    if (k != VALUE) {
+                        drop(); // ended early
+                        break;
                     }
-                    if (k == VALUE) {
-                        t = r.source;
+                    Task<?> b = null;
+                    try { // runs that end here and now, all but the last, run in this loop
+                        while (--r.left > 0) {
+                            b = builtAll(r.source);
+                            if (leafNow(b) == LATER) { // it may wait, or is a composite: evaluated as usual
+                                if (b.tag == Nodes.ASYNC) {
+                                    tried = b;
+                                }
+                                t = b;
+                                break;
+                            }
+                            b = null;
+                        }
+                        if (t == null) { // the run starting now is the last: no frame for it
+                            drop();
+                            t = r.source;
+                        }
+                    } catch (Throwable e) { // a run failed at once: the repeat ends with its error
+                        if (CoroDebug.ENABLED && b != null && (b.tag == Nodes.CALL || b.tag == Nodes.RUN)) {
+                            DebugProbes.passed(e, b);
+                        }
+                        drop();
+                        v = e;
+                        k = ERROR;
                     }
                 }
                 case Nodes.FOLD -> {

@@ -313,6 +313,54 @@ class LoopNodesTest {
     }
 
     @Test
+    void repeatRunsThatEndAtOnceAndRunsThatWaitAlternateInOrderAndTheLastValueWins() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        AtomicReference<Completer<Integer>> parked = new AtomicReference<>();
+        Task<Integer> mixed = Task.defer(() -> switch (runs.incrementAndGet() % 4) { // a wait every fourth run
+            case 1 -> Task.value(runs.get());
+            case 2 -> Task.fromCallable(runs::get);
+            case 3 -> Task.<Integer>create(parked::set);
+            default -> Task.defer(() -> Task.value(runs.get()));
+        });
+        TaskHandle<Integer> h = mixed.repeat(9).start(Scheduler.inline());
+        assertEquals(3, runs.get(), "the runs before the first wait ran at once");
+        parked.get().complete(-3);
+        assertEquals(7, runs.get(), "then up to the second wait");
+        Completer<Integer> second = parked.get();
+        second.complete(-7);
+        assertEquals(9, runs.get());
+        assertEquals(9, h.join(), "the last run's value");
+
+        runs.set(0);
+        IllegalStateException boom = new IllegalStateException("boom");
+        Task<Integer> callThrowsThird = Task.fromCallable(() -> {
+            if (runs.incrementAndGet() == 3) {
+                throw boom;
+            }
+            return runs.get();
+        });
+        assertSame(boom, assertThrows(IllegalStateException.class, () -> callThrowsThird.repeat(10).join()));
+        assertEquals(3, runs.get(), "no run after the failing one");
+        runs.set(0);
+        Task<Integer> failsWhileBuilt = Task.defer(() -> {
+            if (runs.incrementAndGet() == 2) {
+                throw boom;
+            }
+            return Task.value(0);
+        });
+        assertSame(boom, assertThrows(IllegalStateException.class, () -> failsWhileBuilt.repeat(10).join()));
+        assertEquals(2, runs.get());
+        runs.set(0);
+        Task<Integer> lastWaits = Task.defer(() -> runs.incrementAndGet() == 4 ? Task.<Integer>create(parked::set)
+                : Task.value(runs.get()));
+        TaskHandle<Integer> l = lastWaits.repeat(4).start(Scheduler.inline());
+        assertEquals(4, runs.get());
+        assertEquals(0, framesOf(parked.get()), "the last run has no repeat frame under it");
+        parked.get().complete(44);
+        assertEquals(44, l.join());
+    }
+
+    @Test
     void concurrentRunsOfOneRepeatCountTheirRunsApart() {
         List<Completer<Integer>> waiting = new ArrayList<>();
         Task<Integer> thrice = Task.<Integer>create(waiting::add).repeat(3);
