@@ -13,8 +13,7 @@ import java.util.function.Consumer;
  * <p>The cell is also the body of the plain wait on itself ({@link #awaitTask()}): a handle is then one
  * {@code Nodes.Async} over the cell, with no wait object between them (a spawn handle of a scope that
  * is not a supervisor is a {@code Nodes.Spawned} instead, which also lets go of the fiber once it
- * ended; a spawn handle is kept per
- * child, so every object in it counts).
+ * is read ended; a spawn handle is kept per child, so every object in it counts).
  */
 class Completion extends SignalList implements Consumer<Completer<Object>> {
     /* Implementation overview.

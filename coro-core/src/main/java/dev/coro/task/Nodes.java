@@ -309,59 +309,56 @@ final class Nodes {
 
     /**
      * A spawn handle ({@link Scope#spawn}): the plain wait on one child, as {@link Completion#awaitTask}
-     * is, that lets go of the child's fiber once the child has ended. It is the fiber's listener: when
-     * the fiber ends, it keeps the fiber's encoded result instead of the fiber, then tells the scope.
-     * A handle kept after its child ended (a list of handles to join) then holds this node and the
-     * value, not the fiber and its fields.
+     * is, that lets go of the child's fiber once the child has ended: the first reader that finds the
+     * fiber ended puts the fiber's encoded result in its place. A handle kept after its child ended
+     * and read (a list of handles to join) then holds this node and the value, not the fiber and its
+     * fields. The fiber does not know its handle (its listener is the scope's), so a handle nobody
+     * keeps is garbage at once, even while its child waits: a suspended child costs its fiber and its
+     * step, not a handle besides.
      *
      * <p>Implementation overview.
      * <ol>
-     *   <li>Representation. {@link #cell}: the child's fiber from the spawn until the fiber's listener
-     *       runs, then the fiber's encoded result (never a {@link Completion} or an
+     *   <li>Representation. {@link #cell}: the child's fiber from the spawn until a reader finds it
+     *       ended, then the fiber's encoded result (never a {@link Completion} or an
      *       {@link Completion.Await}: such a result, which no user task produces, keeps the fiber, so
      *       a reader can tell the two states apart by type).
-     *   <li>Transitions. unset -> fiber: {@link #start}, by the spawning thread, before the dispatch.
-     *       fiber -> result: {@link #fiberDone}, by the thread that ends the child, after the fiber
-     *       has written its result and before it fires its waiters. Nothing else writes it.
+     *   <li>Transitions. unset -> fiber: the constructor, on the spawning thread. fiber -> result:
+     *       {@link #cellAcquire}, by any reader that reads the fiber's result as set (each such
+     *       reader writes the same value, so the writes may race).
      *   <li>Linearization. The child's end is the fiber's write of its result, as for every wait on a
-     *       cell; the handle's swap is not a linearization point: a reader that still finds the fiber
-     *       waits on it (or reads its result at once) exactly as the plain wait does.
+     *       cell; the swap is not a linearization point: a reader that finds the fiber waits on it (or
+     *       reads its result at once) exactly as the plain wait does.
      *   <li>Invariant. Whichever of the two a reader finds, it answers with the fiber's result: the
-     *       result is written once, before the swap, and the swap copies it.
-     *   <li>Memory ordering. The first write is plain: the dispatch (the scheduler's hand-off) publishes
-     *       it to the child's thread, and program order to the spawning thread, which returns the
-     *       handle. The swap is a release store after the fiber's own release of its result; readers
-     *       read with acquire, so a reader that finds the result also sees everything the child did
-     *       before it ended, as an acquire of the fiber's result would.
+     *       result is written once, before any swap, and every swap copies it.
+     *   <li>Memory ordering. The first write is final-like: the handle is published with the fiber
+     *       (the spawning thread returns it; the dispatch publishes the fiber, not the handle). A
+     *       swapping reader read the result with acquire (the fiber's release of it), and writes it
+     *       with release; readers read the cell with acquire, so a reader that finds the result also
+     *       sees everything the child did before it ended.
      * </ol>
      */
-    static final class Spawned<T> extends Task<T> implements Fiber.Listener {
+    static final class Spawned<T> extends Task<T> {
         private Object cell;
-        /** The scope's listener, told after the handle has let go of the fiber. */
-        private final Fiber.Listener then;
 
-        Spawned(Fiber.Listener then) {
+        Spawned(Fiber<T> fiber) {
             super(SPAWNED);
-            this.then = then;
+            this.cell = fiber;
         }
 
-        /** Sets the child's fiber; before it is dispatched. */
-        void start(Fiber<T> fiber) {
-            cell = fiber;
-        }
-
-        /** The child's fiber, or its encoded result once it has ended (acquire). */
+        /**
+         * The child's fiber while it runs, else its encoded result: a reader that finds the fiber
+         * ended lets go of it here (acquire reads, a release swap).
+         */
         Object cellAcquire() {
-            return CELL.getAcquire(this);
-        }
-
-        @Override
-        public void fiberDone(Fiber<?> fiber) {
-            Object r = fiber.resultAcquire(); // set by the fiber before it tells its listener
-            if (!(r instanceof Completion) && !(r instanceof Completion.Await<?>)) {
-                CELL.setRelease(this, r); // release: the child's actions before a reader's acquire of r
+            Object c = CELL.getAcquire(this);
+            if (c instanceof Fiber<?> fiber) {
+                Object r = fiber.resultAcquire();
+                if (r != null && !(r instanceof Completion) && !(r instanceof Completion.Await<?>)) {
+                    CELL.setRelease(this, r); // the same value whoever writes it
+                    return r;
+                }
             }
-            then.fiberDone(fiber);
+            return c;
         }
 
         private static final VarHandle CELL;

@@ -332,9 +332,11 @@ public final class Scope implements AutoCloseable {
      * supervisor scope, a wait started on the handle (at any time before close) is what makes the
      * child's failure observed, so that close does not report it.
      *
-     * <p>Memory: in a scope that is not a supervisor, a handle kept after its child has ended holds
-     * the child's result and nothing of the child's run (a 24-byte node and the value), so a list
-     * of many handles to collect costs about what a list of completed futures does.
+     * <p>Memory: in a scope that is not a supervisor, a handle that has been read after its child
+     * ended (joined, collected by {@link Task#whenAll(List)}, or awaited) holds the child's result and
+     * nothing of the child's run (a 24-byte node and the value), so a list of many handles to collect
+     * costs about what a list of completed futures does. The child does not keep its handle: a
+     * handle nobody keeps costs nothing while its child waits.
      *
      * @param task the task to run
      * @param <T> the value type
@@ -357,9 +359,8 @@ public final class Scope implements AutoCloseable {
             }
         } while (!STATE.compareAndSet(this, s, s + 1));
         if (unobserved == null) {
-            Nodes.Spawned<T> handle = new Nodes.Spawned<>(childListener); // lets go of the fiber when it ends
-            Fiber<T> child = new Fiber<>(task, context, handle);
-            handle.start(child);
+            Fiber<T> child = new Fiber<>(task, context, childListener);
+            Nodes.Spawned<T> handle = new Nodes.Spawned<>(child); // lets go of the fiber once read ended
             child.dispatch();
             return handle;
         }

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Lincheck checks a spawn handle ({@code Nodes.Spawned}) while its child ends: the child waits on a
  * {@link Promise} that racing completers complete or cancel, so the child's fiber ends on the
- * completer's thread, and its handle then lets go of the fiber for the fiber's encoded result,
- * while other threads wait on the handle through both of its doors: a task evaluating it
+ * completer's thread, and the first wait that finds it ended lets go of the fiber for the fiber's
+ * encoded result, while other threads wait on the handle through both of its doors: a task evaluating it
  * ({@link Task#toCompletableFuture()}, the run loop's case) and a collecting join
  * ({@link Task#whenAll(List)}, which Forks reads without a fiber); other waits are cancelled.
  *
@@ -24,6 +24,9 @@ import org.junit.jupiter.api.Test;
  * the child ended answers at once with its result; one started before stays pending.
  * {@link #validate()} then checks that every pending wait was resumed with exactly the child's
  * result, whichever of the fiber or its result the wait read from the handle.
+ *
+ * <p><b>Mutation</b>, applied by hand to {@code Nodes.Spawned.cellAcquire} and seen to fail here:
+ * letting go of the fiber without checking that it has ended (its null result taken for a value).
  */
 @Param(name = "v", gen = IntGen.class, conf = "1:2")
 public class SpawnHandleLincheckTest {

@@ -23,25 +23,49 @@ import org.junit.jupiter.api.Test;
  */
 class SpawnHandleTest {
     @Test
-    void aHandleHoldsItsChildsFiberWhileTheChildRunsAndOnlyTheResultOnceItEnded() throws Exception {
+    void aHandleHoldsItsChildsFiberUntilAReadFindsItEndedThenOnlyTheResult() throws Exception {
         Scope scope = Scope.on(Scheduler.inline());
         Promise<Integer> p = new Promise<>();
         Task<Integer> running = scope.spawn(p.task());
         assertInstanceOf(Fiber.class, cellOf(running), "running: the fiber");
         p.complete(5);
-        assertEquals(5, cellOf(running), "ended: the value, and nothing that leads to the fiber");
-        assertTrue(Completion.isCancelled(cellOf(scope.spawn(Task.cancelled()))));
-        assertSame(Completion.encodeValue(null), cellOf(scope.spawn(Task.value(null))), "null as the encoded null");
+        assertInstanceOf(Fiber.class, cellOf(running), "ended, not read yet: still the fiber");
+        assertEquals(5, running.join());
+        assertEquals(5, cellOf(running), "ended and read: the value, and nothing that leads to the fiber");
+        assertTrue(Completion.isCancelled(readThenCellOf(scope.spawn(Task.cancelled()))));
+        assertSame(Completion.encodeValue(null), readThenCellOf(scope.spawn(Task.value(null))), "null as the encoded null");
+        Task<Integer> collected = scope.spawn(Task.value(6));
+        assertEquals(java.util.List.of(6), Task.whenAll(java.util.List.of(collected)).join());
+        assertEquals(6, cellOf(collected), "a collecting join lets go of the fiber too");
+        Task<Integer> mapped = scope.spawn(Task.value(7));
+        assertEquals(8, mapped.map(x -> x + 1).join());
+        assertEquals(7, cellOf(mapped), "and so does a fused step over the handle");
         scope.joinBlocking();
         Scope failing = Scope.on(Scheduler.inline()); // the failure cancels this fail-fast scope
-        assertInstanceOf(Completion.Failed.class, cellOf(failing.spawn(Task.failure(new RuntimeException("boom")))));
+        assertInstanceOf(Completion.Failed.class,
+                readThenCellOf(failing.spawn(Task.failure(new RuntimeException("boom")))));
     }
 
     @Test
-    void aHandleIsOneObjectOfTwoReferences() {
+    void aHandleIsOneObjectOfOneReference() {
         long fields = Arrays.stream(Nodes.Spawned.class.getDeclaredFields())
                 .filter(f -> !Modifier.isStatic(f.getModifiers())).count();
-        assertEquals(2, fields, "the child (or its result) and the scope's listener: 24 bytes with the tag");
+        assertEquals(1, fields, "the child's fiber, or its result: 24 bytes with the tag");
+    }
+
+    @Test
+    void aWaitingChildDoesNotKeepItsHandle() throws Exception {
+        Scope scope = Scope.on(Scheduler.inline());
+        Promise<Integer> p = new Promise<>();
+        Object first = cellOf(scope.spawn(p.task()));
+        Object second = cellOf(scope.spawn(p.task()));
+        Field listener = Fiber.class.getDeclaredField("listener");
+        listener.setAccessible(true);
+        assertSame(listener.get(first), listener.get(second),
+                "both fibers tell the scope's one listener, not a handle each: a dropped handle is garbage");
+        assertFalse(listener.get(first) instanceof Nodes.Spawned<?>);
+        p.complete(1);
+        scope.joinBlocking();
     }
 
     @Test
@@ -93,6 +117,12 @@ class SpawnHandleTest {
         q.complete(3);
         assertEquals(3, other.join(), "the child ran on: only the wait was cancelled");
         scope.joinBlocking();
+    }
+
+    /** The handle's {@code cell} after a wait on the handle has read it. */
+    private static Object readThenCellOf(Task<?> handle) throws ReflectiveOperationException {
+        handle.outcome().join();
+        return cellOf(handle);
     }
 
     /** The handle's {@code cell}: the child's fiber, or its encoded result. */
