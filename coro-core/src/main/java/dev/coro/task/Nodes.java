@@ -330,11 +330,11 @@ final class Nodes {
      *       reads its result at once) exactly as the plain wait does.
      *   <li>Invariant. Whichever of the two a reader finds, it answers with the fiber's result: the
      *       result is written once, before any swap, and every swap copies it.
-     *   <li>Memory ordering. The first write is final-like: the handle is published with the fiber
-     *       (the spawning thread returns it; the dispatch publishes the fiber, not the handle). A
-     *       swapping reader read the result with acquire (the fiber's release of it), and writes it
-     *       with release; readers read the cell with acquire, so a reader that finds the result also
-     *       sees everything the child did before it ended.
+     *   <li>Memory ordering. The first write is plain, in the constructor: the spawning thread
+     *       returns the handle, and whoever it hands the handle to sees the write through that
+     *       hand-off, as for any object. A swapping reader read the result with acquire (the fiber's
+     *       release of it) and writes it with release; readers read the cell with acquire, so a
+     *       reader that finds the result also sees everything the child did before it ended.
      * </ol>
      */
     static final class Spawned<T> extends Task<T> {
