@@ -326,9 +326,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             source = builtAll(source);
                             now = leafNow(source);
                         } catch (Throwable e) { // the source failed at once: the node takes the error
-                            if (CoroDebug.ENABLED && (source.tag == Nodes.CALL || source.tag == Nodes.RUN)) {
-                                DebugProbes.passed(e, source);
-                            }
+                            raisedBy(e, source);
                             f = t;
                             v = e;
                             k = ERROR;
@@ -596,13 +594,9 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                                 m = null;
                             }
                         } catch (Throwable e) { // the iteration failed at once: the loop ends with its error
-                            if (CoroDebug.ENABLED) { // where it passed, as evaluating it in the run loop records
-                                if (b != null && (b.tag == Nodes.CALL || b.tag == Nodes.RUN)) {
-                                    DebugProbes.passed(e, b);
-                                }
-                                if (m != null) {
-                                    DebugProbes.passed(e, m);
-                                }
+                            raisedBy(e, b); // where it passed, as evaluating it in the run loop records
+                            if (CoroDebug.ENABLED && m != null) {
+                                DebugProbes.passed(e, m);
                             }
                             v = e;
                             k = ERROR;
@@ -633,9 +627,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                                 b = null;
                             }
                         } catch (Throwable e) { // the iteration failed at once: the range ends with its error
-                            if (CoroDebug.ENABLED && b != null && (b.tag == Nodes.CALL || b.tag == Nodes.RUN)) {
-                                DebugProbes.passed(e, b);
-                            }
+                            raisedBy(e, b);
                             v = e;
                             k = ERROR;
                         }
@@ -668,9 +660,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             t = r.source;
                         }
                     } catch (Throwable e) { // a run failed at once: the repeat ends with its error
-                        if (CoroDebug.ENABLED && b != null && (b.tag == Nodes.CALL || b.tag == Nodes.RUN)) {
-                            DebugProbes.passed(e, b);
-                        }
+                        raisedBy(e, b);
                         drop();
                         v = e;
                         k = ERROR;
@@ -750,6 +740,16 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
             default -> {
                 return LATER;
             }
+        }
+    }
+
+    /**
+     * In debug mode, records that {@code e} was raised by {@code leaf} if it is a call or an action
+     * (null: none), as evaluating that leaf in the run loop records it.
+     */
+    private static void raisedBy(Throwable e, Task<?> leaf) {
+        if (CoroDebug.ENABLED && leaf != null && (leaf.tag == Nodes.CALL || leaf.tag == Nodes.RUN)) {
+            DebugProbes.passed(e, leaf);
         }
     }
 
