@@ -86,7 +86,8 @@ public final class Scope implements AutoCloseable {
      *    handle started), FAILED (ended failed, unobserved, and linked in unobserved).
      *
      * 2. Transitions.
-     *    spawn:    count + 1 if not CLOSED (else throw)         CAS loop      spawner
+     *    spawn:    count + 1 if not CLOSED and below the bound  CAS loop      spawner
+     *              (else throw)
      *    refuseSpawns: CLOSED set                               getAndBitwiseOr  closer
      *    childEnd: count - 1, and epoch + 1 if count reaches 0  CAS loop      child's last thread
      *              then, unless L is empty, joiners L -> new     read, CAS,    same
@@ -121,7 +122,8 @@ public final class Scope implements AutoCloseable {
      *    removes itself and completes), or both, and then SignalList's remove/fire CAS decides.
      *    An epoch with no joiner so ends with one read of the list: no list is made or fired (a
      *    burst of spawns from outside, which the pool's workers keep up with, ends many epochs).
-     *    I3: once CLOSED is set the count never rises (spawn's CAS fails against it).
+     *    I3: once CLOSED is set the count never rises (spawn's CAS fails against it). I5: the count
+     *       never passes COUNT_MASK (spawn and spawnAll refuse what would carry into CLOSED).
      *    I4: a supervised child that failed unobserved is linked in unobserved before its childEnd,
      *    so the close that saw the count reach 0 fires (reports) it; none is reported twice (the
      *    fire/remove CAS of SignalList decides).
