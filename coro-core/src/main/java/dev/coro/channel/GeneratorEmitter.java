@@ -41,8 +41,8 @@ final class GeneratorEmitter<T> implements Emitter<T> {
     private static final int FREE = 0;
     /** An emit of this run is running. */
     private static final int EMITTING = 1;
-    /** The task layer's door to a one-object deferred task (Generator's constants initialized Task). */
-    private static final TaskDoors TASKS = tasks();
+    /** The task layer's door to a one-object deferred task. */
+    private static final TaskDoors TASKS = TaskDoors.get();
 
     private final GeneratorSink<? super T> sink;
     private final Function<T, Task<Void>> deliver = this::deliver;
@@ -55,11 +55,6 @@ final class GeneratorEmitter<T> implements Emitter<T> {
 
     GeneratorEmitter(GeneratorSink<? super T> sink) {
         this.sink = sink;
-    }
-
-    private static TaskDoors tasks() {
-        Objects.requireNonNull(Generator.DONE); // Task is initialized, and with it its doors
-        return TaskDoors.get();
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.coro.gate;
 import dev.coro.internal.AdmissionEngine;
 import dev.coro.internal.Blocking;
 import dev.coro.internal.Durations;
+import dev.coro.internal.TaskDoors;
 import dev.coro.sync.WaitListener;
 import dev.coro.sync.WaitingPrimitive;
 import dev.coro.task.Task;
@@ -20,6 +21,9 @@ import java.util.concurrent.Callable;
  * <p>Every public method of a gate is thread-safe and lock-free.
  */
 abstract class AdmissionGate implements WaitingPrimitive {
+    /** The task layer's doors (the guarded node). */
+    private static final TaskDoors DOORS = TaskDoors.get();
+
     /** The engine, whose subclass is this gate's rule. */
     final AdmissionEngine engine;
 
@@ -40,10 +44,11 @@ abstract class AdmissionGate implements WaitingPrimitive {
         private final Task<Void> enter;
         private final Runnable exit;
         // Built on first use: a gate that makes a door per request (a weighted or tagged one) usually
-        // uses one of them. Plain fields: a race builds equal tasks twice, and a task is immutable.
+        // uses one of them. Plain fields: a race builds equal tasks or frames twice, each immutable.
         private Task<Void> tryEnter;
         private Task<Admission> acquire;
         private Task<Admission> tryAcquire;
+        private Object exitFrame;
 
         /**
          * A door for waiters that ask for {@code tag}, whose admission weighs {@code weight} (the
@@ -85,13 +90,23 @@ abstract class AdmissionGate implements WaitingPrimitive {
         /** Waits for admission, runs {@code work}, leaves on every completion path of {@code work}. */
         <T> Task<T> within(Task<T> work) {
             Objects.requireNonNull(work, "work");
-            return enter.then(work.andFinally(exit));
+            return guarded(enter, work);
         }
 
         /** Runs {@code work} under the gate only if admitted immediately, else completes cancelled. */
         <T> Task<T> tryWithin(Task<T> work) {
             Objects.requireNonNull(work, "work");
-            return tryEnter().then(work.andFinally(exit));
+            return guarded(tryEnter(), work);
+        }
+
+        /** {@code entry.then(work.andFinally(exit))}, as one node (the task layer's guarded door). */
+        @SuppressWarnings("unchecked")
+        private <T> Task<T> guarded(Task<Void> entry, Task<T> work) {
+            Object x = exitFrame;
+            if (x == null) {
+                exitFrame = x = DOORS.exitFrame(exit, null);
+            }
+            return (Task<T>) DOORS.guarded(entry, work, x);
         }
 
         /**

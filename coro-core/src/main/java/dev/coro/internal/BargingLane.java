@@ -161,6 +161,19 @@ public final class BargingLane extends AdmissionEngine implements UnitCount {
     }
 
     /**
+     * Whether a waiter whose waiting door completed with {@code doorValue} now holds the unit: yes if
+     * the door's fast path took it ({@link #HELD}); else the waiter was woken and competes, B6
+     * ({@link #tryWoken()}). Call it exactly once per completion of the door with a value, before
+     * anything else; false: ask again.
+     *
+     * @param doorValue the waiting door's value
+     * @return whether the caller holds the unit
+     */
+    public boolean entered(Object doorValue) {
+        return doorValue == HELD || tryWoken();
+    }
+
+    /**
      * The function of a barging entry, {@code door.flatMap(competition)}: after the waiting door, a
      * waiter that took the unit at once goes on to {@code then}; a woken one competes (B6, exactly
      * once, since a flatMap function runs on every path) and goes on to {@code then} if it won, or to
@@ -197,7 +210,7 @@ public final class BargingLane extends AdmissionEngine implements UnitCount {
 
         @Override
         public R apply(Object doorValue) {
-            return doorValue == HELD || lane.tryWoken() ? then : entry;
+            return lane.entered(doorValue) ? then : entry;
         }
     }
 

@@ -2,6 +2,7 @@ package dev.coro.internal;
 
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The task layer's doors for the layers above it that the public {@code Task} API leaves closed
@@ -30,16 +31,24 @@ public abstract class TaskDoors {
     }
 
     /**
-     * Returns the task layer's doors. The caller must have initialized the task layer first (any use
-     * of {@code Task} does: read a constant task, say).
+     * Returns the task layer's doors, initializing the task layer first if nothing has yet (as the
+     * JDK's {@code SharedSecrets} does: the class is named, not imported, so this layer stays below).
      *
      * @return the doors
-     * @throws IllegalStateException if the task layer is not initialized yet
+     * @throws IllegalStateException if the task layer cannot be initialized
      */
     public static TaskDoors get() {
         TaskDoors d = installed;
         if (d == null) {
-            throw new IllegalStateException("get: the task layer is not initialized yet (use Task first)");
+            try {
+                Class.forName("dev.coro.task.Task", true, TaskDoors.class.getClassLoader()); // installs them
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException("get: the task layer is missing", e);
+            }
+            d = installed;
+            if (d == null) {
+                throw new IllegalStateException("get: the task layer did not install its doors");
+            }
         }
         return d;
     }
@@ -56,4 +65,29 @@ public abstract class TaskDoors {
      * @return the task
      */
     public abstract <A> Object defer(Function<? super A, ?> fn, A argument);
+
+    /**
+     * Returns the frame that runs {@code exit} on every completion path of a {@link #guarded} body:
+     * made once by the owner of the exit (a mutex, a gate's door) and shared by all its guarded tasks.
+     *
+     * @param exit the action (a release), run once per admitted run; what it throws fails the run
+     * @param entered whether an entry's value means entered, or null (always): called once per value,
+     *     right after the entry ends with it, before anything else runs; false runs the guarded task
+     *     again from its entry (a barging lock's woken waiter that lost its competition)
+     * @return the frame, for {@link #guarded}
+     */
+    public abstract Object exitFrame(Runnable exit, Predicate<Object> entered);
+
+    /**
+     * Returns a task (a {@code Task<T>}, as an object) that runs {@code enter}, and if it ends with
+     * a value, {@code body} with the exit of {@code exitFrame} on every completion path of body:
+     * {@code enter.then(body.andFinally(exit))} in one node instead of two. An entry that fails or is
+     * cancelled passes on its outcome, and the exit does not run.
+     *
+     * @param enter the entry (a {@code Task}): a lock, an admission
+     * @param body the body (a {@code Task<T>})
+     * @param exitFrame from {@link #exitFrame}
+     * @return the task
+     */
+    public abstract Object guarded(Object enter, Object body, Object exitFrame);
 }

@@ -4,6 +4,7 @@ import dev.coro.internal.AdmissionEngine;
 import dev.coro.internal.BargingLane;
 import dev.coro.internal.Blocking;
 import dev.coro.internal.PermitLane;
+import dev.coro.internal.TaskDoors;
 import dev.coro.internal.UnitCount;
 import dev.coro.task.Task;
 import java.util.Objects;
@@ -105,15 +106,28 @@ public final class AsyncMutex implements WaitingPrimitive {
      * lost, the task runs again from the door (B1, then B2: at the back of the line). unlock is
      * releaseIfHeld (B3).
      * Fairness: none promised beyond L4 (see the class javadoc); M2 does not hold.
+     *
+     * withLock, both kinds: lock.then(body.andFinally(unlock)) built as one node (the task layer's
+     * guarded door, TaskDoors.guarded), whose unlock frame is made once per mutex; a withLock built
+     * per use costs that node alone. A barging one enters by the lane's waiting door itself: the
+     * unlock frame's test (BargingLane.entered) is the woken waiter's one competition, which the run
+     * loop calls on the door's value before anything else, and a lost competition runs the node
+     * again from the door, as the lock task's flatMap does.
      */
 
     private final AdmissionEngine engine;
     private final UnitCount lane;
     private final Task<Void> lock;
-    /** The barging lane's waiting door (barging mutexes only; null for FIFO). */
-    private final Task<Object> bargingDoor;
-    /** {@link #unlock()} as the action every {@link #withLock} runs last (one object per mutex). */
-    private final Runnable unlockAction = this::unlock;
+    /** What {@link #withLock} enters by: {@link #lock}, or for a barging mutex the lane's waiting door. */
+    private final Task<?> entry;
+    /**
+     * {@link #unlock()} as the frame every {@link #withLock} runs last, and for a barging mutex the
+     * woken waiter's competition (one object per mutex).
+     */
+    private final Object unlockFrame;
+
+    /** The task layer's doors (the guarded node). */
+    private static final TaskDoors DOORS = TaskDoors.get();
 
     private static final WaitListener.Outcome[] OUTCOMES = WaitListener.Outcome.values();
 
@@ -148,7 +162,8 @@ public final class AsyncMutex implements WaitingPrimitive {
         this.engine = fifo;
         this.lane = fifo;
         this.lock = Task.create(fifo.waitingDoor(null));
-        this.bargingDoor = null;
+        this.entry = lock;
+        this.unlockFrame = DOORS.exitFrame(this::unlock, null);
         engine.observedAs(AsyncMutex.class); // its waits are recorded as the mutex's
         engine.describedAs("MUTEX", this); // and its waiters are dumped as waiting on this mutex
     }
@@ -156,8 +171,10 @@ public final class AsyncMutex implements WaitingPrimitive {
     private AsyncMutex(BargingLane barging) {
         this.engine = barging;
         this.lane = barging;
-        this.bargingDoor = Task.create(barging.waitingDoor());
-        this.lock = competing(bargingDoor, barging, Task.value(null));
+        Task<Object> door = Task.create(barging.waitingDoor());
+        this.lock = competing(door, barging);
+        this.entry = door;
+        this.unlockFrame = DOORS.exitFrame(this::unlock, barging::entered); // a woken waiter competes (B6)
         engine.observedAs(AsyncMutex.class);
         engine.describedAs("MUTEX", this);
     }
@@ -191,15 +208,12 @@ public final class AsyncMutex implements WaitingPrimitive {
     }
 
     /**
-     * The barging acquisition followed by {@code then}: the lane's waiting door; if the waiter was
-     * woken rather than admitted at once, its one competition (BargingLane B6, on every path: a
-     * flatMap function runs with no cancellation check before it); if that lost, the whole task
-     * again; once the lock is held, {@code then}, as the flatMap's result (no frame between the
-     * acquisition and what it guards). The lock task is this with a null value as {@code then};
-     * withLock's is the body and its unlock.
+     * The barging lock task: the lane's waiting door; if the waiter was woken rather than admitted at
+     * once, its one competition (BargingLane B6, on every path: a flatMap function runs with no
+     * cancellation check before it); if that lost, the whole task again; once the lock is held, null.
      */
-    private static <T> Task<T> competing(Task<Object> door, BargingLane lane, Task<T> then) {
-        BargingLane.Competition<Task<T>> competition = lane.competition(then);
+    private static Task<Void> competing(Task<Object> door, BargingLane lane) {
+        BargingLane.Competition<Task<Void>> competition = lane.competition(Task.value(null));
         return competition.entry(door.flatMap(competition));
     }
 
@@ -249,8 +263,9 @@ public final class AsyncMutex implements WaitingPrimitive {
      */
     public <T> Task<T> withLock(Task<T> body) {
         Objects.requireNonNull(body, "body");
-        Task<T> guarded = body.andFinally(unlockAction);
-        return bargingDoor == null ? lock.then(guarded) : competing(bargingDoor, (BargingLane) engine, guarded);
+        @SuppressWarnings("unchecked")
+        Task<T> guarded = (Task<T>) DOORS.guarded(entry, body, unlockFrame); // lock.then(body.andFinally(unlock))
+        return guarded;
     }
 
     /**

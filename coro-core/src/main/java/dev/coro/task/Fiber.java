@@ -254,7 +254,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      * The run loop. Evaluates t (a node) or, when t is null, hands the result (k, v) to the top
      * frame, until the fiber suspends, hops or finishes.
      *
-     * <p>Fusion: a composite node ({@link Nodes.Step}: map, flatMap, then, fold, finally) whose
+     * <p>Fusion: a composite node ({@link Nodes.Step}: map, flatMap, then, fold, finally, guarded) whose
      * source ends at once (a value, a call, an action, a wait whose fast path answers, after
      * building a deferred source) takes source's outcome right there, as the frame it would have
      * been, without being pushed and popped. Only the order of evaluation of such a source against
@@ -319,7 +319,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             t = null;
                         }
                     }
-                    case Nodes.MAP, Nodes.FLAT_MAP, Nodes.THEN, Nodes.FOLD, Nodes.FINALLY -> {
+                    case Nodes.MAP, Nodes.FLAT_MAP, Nodes.THEN, Nodes.FOLD, Nodes.FINALLY, Nodes.GUARDED -> {
                         Task<?> source = ((Nodes.Step<?, ?>) t).source;
                         Object now;
                         try {
@@ -683,9 +683,41 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         t = null;
                     }
                 }
-                case Nodes.FINALLY -> {
+                case Nodes.FINALLY, Nodes.GUARDED -> {
+                    Runnable cleanup;
+                    if (f.tag == Nodes.GUARDED) { // (k, v): the entry's outcome
+                        if (k != VALUE) {
+                            break; // not entered: nothing to exit
+                        }
+                        Nodes.Guarded<?> g = (Nodes.Guarded<?>) f;
+                        if (g.exit.entered != null && !g.exit.entered.test(v)) {
+                            t = g; // not entered after all (a woken waiter lost): ask again from the entry
+                            break;
+                        }
+                        Task<?> b = null;
+                        try { // a body that ends here and now runs with no frame (the fusion), else the exit's frame
+                            b = builtAll(g.body);
+                            Object now = leafNow(b);
+                            if (now == LATER) { // nothing runs between entering and the push: no check of the token
+                                push(g.exit);
+                                if (b.tag == Nodes.ASYNC) {
+                                    tried = b;
+                                }
+                                t = b;
+                                break;
+                            }
+                            v = now;
+                        } catch (Throwable e) {
+                            raisedBy(e, b);
+                            v = e;
+                            k = ERROR;
+                        }
+                        cleanup = g.exit.cleanup;
+                    } else {
+                        cleanup = ((Nodes.Finally<?>) f).cleanup;
+                    }
                     try {
-                        ((Nodes.Finally<?>) f).cleanup.run();
+                        cleanup.run();
                     } catch (Throwable e) {
                         if (k == ERROR) {
                             if (e != v) {

@@ -23,7 +23,7 @@ final class Nodes {
     static final byte PURE = 0, FAIL = 1, CANCELLED = 2, CALL = 3, DEFER = 4, MAP = 5, FLAT_MAP = 6,
             FOLD = 7, ASYNC = 8, CONTEXT = 9, WITH_CONTEXT = 10, YIELD = 11, SHIFT = 12, FINALLY = 13,
             LOOP = 14, REPEAT = 15, REPEATING = 16, THEN = 17, RUN = 18, APPLY = 19, FOR_RANGE = 20,
-            COUNTING = 21, SPAWNED = 22;
+            COUNTING = 21, SPAWNED = 22, GUARDED = 23;
 
     /** A value known now. */
     static final class Pure<T> extends Task<T> {
@@ -109,6 +109,22 @@ final class Nodes {
         public <A> Object defer(Function<? super A, ?> fn, A argument) {
             return new Apply<>(Objects.requireNonNull(fn, "fn"), argument);
         }
+
+        @Override
+        public Object exitFrame(Runnable exit, Predicate<Object> entered) {
+            return new Exit(Objects.requireNonNull(exit, "exit"), entered);
+        }
+
+        @Override
+        public Object guarded(Object enter, Object body, Object exitFrame) {
+            Task<?> e = (Task<?>) Objects.requireNonNull(enter, "enter");
+            Task<?> b = (Task<?>) Objects.requireNonNull(body, "body");
+            Exit x = (Exit) Objects.requireNonNull(exitFrame, "exitFrame");
+            if (CoroDebug.ENABLED && x.entered == null) { // the two nodes it stands for: a trace names where this was built
+                return e.then(b.andFinally(x.cleanup));
+            }
+            return new Guarded<>(e, b, x);
+        }
     }
 
     /**
@@ -116,11 +132,16 @@ final class Nodes {
      * evaluates a source that ends at once right where it meets the node, with no frame (Fiber's
      * fusion), and pushes the node only when source may wait or is a composite itself.
      */
-    abstract static sealed class Step<S, T> extends Task<T> permits Map, FlatMap, Fold, Finally {
+    abstract static sealed class Step<S, T> extends Task<T> permits Map, FlatMap, Fold, Finally, Guarded {
         final Task<? extends S> source;
 
         Step(byte tag, Task<? extends S> source) {
             super(tag);
+            this.source = source;
+        }
+
+        Step(byte tag, Task<? extends S> source, boolean site) {
+            super(tag, site);
             this.source = source;
         }
     }
@@ -420,12 +441,54 @@ final class Nodes {
      * cleanup replaces a value or a cancellation, and is suppressed into an error). Also a stack
      * frame. A Runnable cannot wait, so unlike a cleanup task it needs no cancellation mask.
      */
-    static final class Finally<T> extends Step<T, T> {
+    static sealed class Finally<T> extends Step<T, T> permits Exit {
         final Runnable cleanup;
 
         Finally(Task<? extends T> source, Runnable cleanup) {
             super(FINALLY, source);
             this.cleanup = cleanup;
+        }
+
+        /** A frame only: no source, and no site of its own in debug mode. */
+        Finally(Runnable cleanup) {
+            super(FINALLY, null, false);
+            this.cleanup = cleanup;
+        }
+    }
+
+    /**
+     * An owner's exit ({@link TaskDoors#exitFrame}): the frame that runs its cleanup after a
+     * {@link Guarded} body, and the owner's test of whether the entry's value means entered (null:
+     * always).
+     */
+    static final class Exit extends Finally<Object> {
+        final Predicate<Object> entered;
+
+        Exit(Runnable cleanup, Predicate<Object> entered) {
+            super(cleanup);
+            this.entered = entered;
+        }
+    }
+
+    /**
+     * {@code enter.then(body.andFinally(exit))} in one node ({@link TaskDoors#guarded}): source is the
+     * entry (a lock, a gate's admission); once it ends with a value that {@code exit} takes as entered,
+     * the run loop runs body and then the cleanup of {@code exit}, an {@link Exit} the owner made once:
+     * right there when body ends at once (the fusion), else by pushing {@code exit} as body's frame
+     * before body starts. So the exit runs on every completion path of body, and on none of an entry
+     * that did not end with a value; nothing runs between the entry's value and the push (no check
+     * of the token), as with the two nodes it stands for. An entry's value that the exit's test says
+     * is not entered (a woken waiter of a barging lock that lost its competition) runs the whole node
+     * again. Also a stack frame, while the entry runs.
+     */
+    static final class Guarded<T> extends Step<Object, T> {
+        final Task<? extends T> body;
+        final Exit exit;
+
+        Guarded(Task<?> enter, Task<? extends T> body, Exit exit) {
+            super(GUARDED, enter);
+            this.body = body;
+            this.exit = exit;
         }
     }
 }

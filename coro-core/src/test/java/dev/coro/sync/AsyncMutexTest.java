@@ -2,6 +2,7 @@ package dev.coro.sync;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,6 +21,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class AsyncMutexTest {
 
@@ -137,6 +140,47 @@ class AsyncMutexTest {
         assertTrue(m.isLocked());
         hanging.cancel(false);
         assertFalse(m.isLocked(), "a cancelled body released the lock");
+    }
+
+    /**
+     * withLock is one guarded node: its unlock runs right after a body that ends at once, and as a
+     * frame after a body that waits first. Both ways, on every channel, for both kinds of mutex: a
+     * failing call, a deferred body whose builder fails, an unlock that fails (the body unlocked
+     * itself: misuse) replacing a value, and suppressed into the body's own error.
+     */
+    @ParameterizedTest(name = "barging {0}, body waits first {1}")
+    @CsvSource({"false, false", "false, true", "true, false", "true, true"})
+    void withLockUnlocksAfterABodyThatEndsAtOnceOrWaitsFirstOnEveryChannel(boolean barging, boolean waitsFirst) {
+        AsyncMutex m = barging ? AsyncMutex.barging() : new AsyncMutex();
+        Task<Void> first = waitsFirst ? Task.yieldNow() : Task.value(null);
+        IllegalStateException boom = new IllegalStateException("boom");
+
+        assertEquals(7, m.withLock(first.then(Task.value(7))).join());
+        assertFalse(m.isLocked());
+        assertSame(boom, assertThrows(IllegalStateException.class,
+                () -> m.withLock(first.then(Task.fromCallable(() -> {
+                    throw boom;
+                }))).join()));
+        assertFalse(m.isLocked());
+        assertSame(boom, assertThrows(IllegalStateException.class,
+                () -> m.withLock(first.then(Task.defer(() -> {
+                    throw boom;
+                }))).join()));
+        assertFalse(m.isLocked());
+
+        IllegalStateException unlockFailed = assertThrows(IllegalStateException.class,
+                () -> m.withLock(first.then(Task.fromRunnable(m::unlock))).join());
+        assertEquals("unlock: the mutex is not locked", unlockFailed.getMessage());
+        IllegalStateException bodyFailed = assertThrows(IllegalStateException.class,
+                () -> m.withLock(first.then(Task.fromRunnable(() -> {
+                    m.unlock();
+                    throw boom;
+                }))).join());
+        assertSame(boom, bodyFailed);
+        assertTrue(List.of(bodyFailed.getSuppressed()).stream()
+                .anyMatch(e -> "unlock: the mutex is not locked".equals(e.getMessage())), "the unlock's error is suppressed");
+        assertFalse(m.isLocked());
+        assertTrue(m.tryLock(), "nothing left registered: the lock is free");
     }
 
     @Test

@@ -34,7 +34,7 @@ public class BargingMutexLincheckTest extends MutexLincheck {
 
     @Override
     ExecutionScenario[] moreScenarios() {
-        return new ExecutionScenario[] {wokenWaiterRacingBargers()};
+        return new ExecutionScenario[] {wokenWaiterRacingBargers(), wokenWaiterLosingToOneBarger()};
     }
 
     /**
@@ -47,5 +47,19 @@ public class BargingMutexLincheckTest extends MutexLincheck {
                 "tryLock 1; lock 2",
                 "unlock 1; tryLock 1; unlock 1 | unlock 2 | tryLock 3; unlock 3",
                 "unlock 2; unlock 3");
+    }
+
+    /**
+     * Thread 1 holds the lock with a waiter of thread 2; thread 1 unlocks (waking it, and running its
+     * competition inline) while thread 3 tries once. Either the woken waiter holds and the try fails,
+     * or the try holds and the waiter, having lost, waits again (its lost competition must not enter)
+     * until thread 3's unlock wakes it again: the one race this test keeps small enough to explore
+     * all of it.
+     */
+    static ExecutionScenario wokenWaiterLosingToOneBarger() {
+        return LincheckSupport.scenario(MutexLincheck.class,
+                "tryLock 1; lock 2",
+                "unlock 1 | tryLock 3",
+                "unlock 3; unlock 2");
     }
 }

@@ -2,6 +2,7 @@ package dev.coro.sync;
 
 import dev.coro.LincheckSupport;
 import dev.coro.task.Outcome;
+import dev.coro.task.Task;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -87,8 +88,34 @@ public abstract class MutexLincheck {
         Waiter w = new Waiter(tid, clock.incrementAndGet());
         waiters.add(w); // before it starts: an unlock may hand it the lock at any time from then on
         latest[tid] = w;
-        w.future = mutex.lock().outcome().map(w::ended).toCompletableFuture();
+        w.future = waitFor(w).outcome().map(w::ended).toCompletableFuture();
         w.queuedAt = clock.incrementAndGet();
+    }
+
+    /**
+     * The task waiter {@code w} runs: {@code lock()}, whose value means that {@code w} holds the lock
+     * (it lets go through {@link #unlock(int)}). {@link #holdsOnValue()} says which.
+     */
+    Task<Void> waitFor(Waiter w) {
+        return mutex.lock();
+    }
+
+    /** Whether a waiter's value means it holds the lock now, rather than that it held it and let go. */
+    boolean holdsOnValue() {
+        return true;
+    }
+
+    /**
+     * A {@code withLock} body for waiter {@code w}: it acquires (checked as a {@code lock()}'s value
+     * is) and lets go at once; the exit of {@code withLock} unlocks after it.
+     */
+    Task<Void> heldBriefly(Waiter w) {
+        return Task.fromRunnable(() -> {
+            checkOrder(w);
+            acquired(w.tid);
+            holder.set(NOBODY); // released first: the exit may hand the lock over inline
+            releases.incrementAndGet();
+        });
     }
 
     /** Cancels this thread's latest waiter (a no-op if it has ended). */
@@ -235,8 +262,10 @@ public abstract class MutexLincheck {
 
         Void ended(Outcome<Void> outcome) {
             if (outcome instanceof Outcome.Value<Void>) {
-                checkOrder(this);
-                acquired(tid);
+                if (holdsOnValue()) {
+                    checkOrder(this);
+                    acquired(tid);
+                }
             } else if (!(outcome instanceof Outcome.Cancelled<Void>)) {
                 broken = "lock() failed: " + outcome;
             }
