@@ -120,7 +120,7 @@ final class Nodes {
             Task<?> e = (Task<?>) Objects.requireNonNull(enter, "enter");
             Task<?> b = (Task<?>) Objects.requireNonNull(body, "body");
             Exit x = (Exit) Objects.requireNonNull(exitFrame, "exitFrame");
-            if (CoroDebug.ENABLED && x.entered == null) { // the two nodes it stands for: a trace names where this was built
+            if (CoroDebug.ENABLED && x.entered == null) { // the two nodes: a trace names where each was built
                 return e.then(b.andFinally(x.cleanup));
             }
             return new Guarded<>(e, b, x);

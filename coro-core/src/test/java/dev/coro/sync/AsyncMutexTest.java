@@ -178,7 +178,8 @@ class AsyncMutexTest {
                 }))).join());
         assertSame(boom, bodyFailed);
         assertTrue(List.of(bodyFailed.getSuppressed()).stream()
-                .anyMatch(e -> "unlock: the mutex is not locked".equals(e.getMessage())), "the unlock's error is suppressed");
+                .anyMatch(e -> "unlock: the mutex is not locked".equals(e.getMessage())),
+                "the unlock's error is suppressed");
         assertFalse(m.isLocked());
         assertTrue(m.tryLock(), "nothing left registered: the lock is free");
     }
