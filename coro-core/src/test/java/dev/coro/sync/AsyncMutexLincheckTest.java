@@ -18,7 +18,7 @@ public class AsyncMutexLincheckTest extends MutexLincheck {
     void checkOrder(Waiter w) {
         for (Waiter older : waiters) {
             if (older != w && older.queuedAt != 0 && older.queuedAt < w.startedAt
-                    && older.endings.get() == 0 && !older.cancelRequested) {
+                    && !older.served && older.endings.get() == 0 && !older.cancelRequested) {
                 broken = "thread " + w.tid + "'s waiter got the lock before thread " + older.tid
                         + "'s, queued before it began";
             }

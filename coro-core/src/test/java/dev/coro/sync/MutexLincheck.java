@@ -42,7 +42,14 @@ import org.junit.jupiter.api.Test;
  * <p><b>Who may unlock.</b> The mutex does not track its owner, so a thread unlocks only while it
  * holds the lock ({@link #unlock(int)} does nothing otherwise); misuse (unlocking an unlocked mutex)
  * is AsyncMutexTest's and BargingMutexTest's. {@link #cancel(int)} cancels the thread's latest
- * waiter; one CAS on the waiter decides between the cancel and a racing hand-over or wake-up.
+ * waiter; one CAS on the waiter decides between the cancel and a racing hand-over or wake-up. When
+ * waiters run {@code withLock} ({@link #waitFor(Waiter)}), a waiter acquires and lets go in its body,
+ * and the unlock operation releases only a hold taken by a try.
+ *
+ * <p>A bug found once: the first withLock version of this test released a body's hold from the
+ * unlock operation (the holder is briefly the body's thread id) and judged FIFO order by whether the
+ * older waiter's withLock had ended, though an exit hands the lock on inline before its own run ends;
+ * the stress mode found both (false failures of the test, not of the mutex).
  *
  * <p><b>Out of reach here.</b> A cancellation during {@code lock()}'s uncontended fast path: each
  * future's token is private to the thread that starts it until {@code toCompletableFuture} returns.
@@ -68,6 +75,8 @@ public abstract class MutexLincheck {
     final List<Waiter> waiters = new CopyOnWriteArrayList<>();
     // Slot tid is touched only by the thread that runs tid's operations.
     private final Waiter[] latest = new Waiter[SLOTS];
+    /** Whether thread tid holds the lock by its tryLock (slot tid: that thread's operations only). */
+    private final boolean[] heldByTry = new boolean[SLOTS];
 
     /** Runs the test on {@code mutex}. */
     MutexLincheck(AsyncMutex mutex) {
@@ -79,6 +88,7 @@ public abstract class MutexLincheck {
     public void tryLock(@Param(name = "tid") int tid) {
         if (mutex.tryLock()) {
             acquired(tid);
+            heldByTry[tid] = true;
         }
     }
 
@@ -112,6 +122,7 @@ public abstract class MutexLincheck {
     Task<Void> heldBriefly(Waiter w) {
         return Task.fromRunnable(() -> {
             checkOrder(w);
+            w.served = true; // before the exit: the exit may hand the lock to the next waiter inline, before w ends
             acquired(w.tid);
             holder.set(NOBODY); // released first: the exit may hand the lock over inline
             releases.incrementAndGet();
@@ -128,12 +139,17 @@ public abstract class MutexLincheck {
         }
     }
 
-    /** Unlocks if this thread holds the lock; does nothing otherwise. */
+    /**
+     * Unlocks if this thread holds the lock; does nothing otherwise. When waiters run {@code withLock},
+     * only a hold taken by {@link #tryLock(int)} is this operation's to release (a body's hold is its
+     * exit's: an unlock here would take the lock from the body that holds it).
+     */
     @Operation
     public void unlock(@Param(name = "tid") int tid) {
-        if (holder.get() != tid) {
+        if (holder.get() != tid || (!holdsOnValue() && !heldByTry[tid])) {
             return;
         }
+        heldByTry[tid] = false;
         holder.set(NOBODY); // released first: the unlock may hand the lock over inline
         releases.incrementAndGet();
         mutex.unlock();
@@ -254,6 +270,8 @@ public abstract class MutexLincheck {
         final AtomicInteger endings = new AtomicInteger();
         volatile CompletableFuture<Void> future;
         volatile boolean cancelRequested;
+        /** Whether it acquired (set at its acquisition; for withLock, in its body, before it ends). */
+        volatile boolean served;
 
         Waiter(int tid, long startedAt) {
             this.tid = tid;
@@ -264,6 +282,7 @@ public abstract class MutexLincheck {
             if (outcome instanceof Outcome.Value<Void>) {
                 if (holdsOnValue()) {
                     checkOrder(this);
+                    served = true;
                     acquired(tid);
                 }
             } else if (!(outcome instanceof Outcome.Cancelled<Void>)) {
