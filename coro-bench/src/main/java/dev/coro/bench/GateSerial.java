@@ -51,6 +51,7 @@ public class GateSerial {
     private Task<Void> gateRoot;
     private Task<Void> mutexRoot;
     private Task<Void> bargingRoot;
+    private Task<Void> bargingLoopRoot;
 
     /** Builds the Coro root tasks once (tasks are reusable descriptions; each join runs it anew). */
     @Setup(Level.Trial)
@@ -59,6 +60,10 @@ public class GateSerial {
         gateRoot = root(gate.within(increment).repeat(locks));
         mutexRoot = root(mutex.withLock(increment).repeat(locks));
         bargingRoot = root(bargingGate.within(increment).repeat(locks));
+        SerialGate local = bargingGate; // captured, as the virtual threads' lock is (MutexContended.lockInLoopBody)
+        int m = locks;
+        bargingLoopRoot = root(Task.loop(0, i -> i < m,
+                i -> local.within(Task.fromRunnable(() -> counter++)).map(v -> i + 1)).then(Task.value(null)));
     }
 
     private Task<Void> root(Task<Void> worker) {
@@ -107,6 +112,22 @@ public class GateSerial {
     public long coroBarging(Pools.Coro coro) {
         counter = 0;
         coro.join(bargingRoot, "GateSerial.coroBarging");
+        GuardedCount.requireFree(bargingGate.isBusy(), "the barging serial gate", "busy");
+        return GuardedCount.check(counter, tasks, locks);
+    }
+
+    /**
+     * The barging serial gate in a loop's body, as code that cannot hoist it writes:
+     * {@code Task.loop(0, i -> i < locks, i -> gate.within(Task.fromRunnable(() -> counter++)).map(v -> i + 1))}
+     * per task (each round builds its {@code within} task anew; as {@link MutexContended#coroBargingLoopBody}).
+     *
+     * @param coro the pool
+     * @return the counter
+     */
+    @Benchmark
+    public long coroBargingLoopBody(Pools.Coro coro) {
+        counter = 0;
+        coro.join(bargingLoopRoot, "GateSerial.coroBargingLoopBody");
         GuardedCount.requireFree(bargingGate.isBusy(), "the barging serial gate", "busy");
         return GuardedCount.check(counter, tasks, locks);
     }

@@ -22,7 +22,7 @@ import java.util.concurrent.Callable;
  */
 abstract class AdmissionGate implements WaitingPrimitive {
     /** The task layer's doors (the guarded node). */
-    private static final TaskDoors DOORS = TaskDoors.get();
+    static final TaskDoors DOORS = TaskDoors.get();
 
     /** The engine, whose subclass is this gate's rule. */
     final AdmissionEngine engine;

@@ -5,6 +5,7 @@ import dev.coro.internal.BargingLane;
 import dev.coro.internal.PermitLane;
 import dev.coro.internal.UnitCount;
 import dev.coro.task.Task;
+import java.util.Objects;
 
 /**
  * A gate that admits one operation at a time (P4215's {@code serial_gate}): serialized cache updates,
@@ -63,17 +64,40 @@ import dev.coro.task.Task;
 public final class SerialGate extends SingleDoorGate {
     /* Implementation overview: a rule on the one admission engine, the permit lane of one unit
      * (PermitLane's overview) or, for barging(), the barging lane (BargingLane's overview); the only
-     * code of its own is the barging entry (enterTask), built as AsyncMutex's is: the lane's waiting
-     * door flatMapped by BargingLane.Competition, a woken waiter's one competition (B6, which a
-     * flatMap function runs on every path), and the whole entry again if it lost. */
+     * code of its own is the barging entry, built as AsyncMutex's is. acquire's (enterTask): the
+     * lane's waiting door flatMapped by BargingLane.Competition, a woken waiter's one competition (B6,
+     * which a flatMap function runs on every path), and the whole entry again if it lost. within's:
+     * one guarded node over the lane's waiting door itself, whose exit frame's test
+     * (BargingLane.entered) is that competition, run by the run loop on the door's value before
+     * anything else; a lost competition runs the node again from the door. */
+
+    /** For barging(): the lane's waiting door, which within enters by; null for FIFO. */
+    private final Task<Object> wokenDoor;
+    /** For barging(): the exit frame of within, with the woken waiter's competition; null for FIFO. */
+    private final Object wokenExit;
 
     /** Creates an open, free gate that admits its waiters in FIFO order. */
     public SerialGate() {
         super(new PermitLane(1));
+        this.wokenDoor = null;
+        this.wokenExit = null;
     }
 
     private SerialGate(BargingLane lane) {
         super(lane);
+        this.wokenDoor = Task.create(lane.waitingDoor());
+        this.wokenExit = DOORS.exitFrame(() -> lane.release(1), lane::entered); // a woken waiter competes (B6)
+    }
+
+    @Override
+    public <T> Task<T> within(Task<T> work) {
+        if (wokenExit == null) {
+            return super.within(work);
+        }
+        Objects.requireNonNull(work, "work");
+        @SuppressWarnings("unchecked")
+        Task<T> guarded = (Task<T>) DOORS.guarded(wokenDoor, work, wokenExit);
+        return guarded;
     }
 
     /**
