@@ -274,7 +274,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void loop(Task<?> t, int k, Object v) {
-        Task<?> tried = null; // a wait whose fast path the fusion tried and found not ready
+        Task<?> tried = null; // the node the fusion tried last and found not ending at once (a wait reads it)
         for (;;) {
             Task<?> f = null; // the frame that takes (k, v) now
             if (t != null) {
@@ -335,10 +335,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         }
                         if (now == LATER) { // the source may wait, or is a composite: a frame
                             push(t);
-                            if (source.tag == Nodes.ASYNC) {
-                                tried = source;
-                            }
-                            t = source;
+                            tried = t = source;
                         } else if (t.tag == Nodes.MAP) { // fused: apply the function here
                             Nodes.Map m = (Nodes.Map) t;
                             t = null;
@@ -582,10 +579,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                                     if (m != null) {
                                         push(m); // the frame the map would have pushed over its source
                                     }
-                                    if (b.tag == Nodes.ASYNC) {
-                                        tried = b;
-                                    }
-                                    t = b;
+                                    tried = t = b;
                                     more = true; // the same frame for the next iteration: constant stack
                                     break;
                                 }
@@ -618,10 +612,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                                         "forRange: the body returned null");
                                 b = builtAll(b);
                                 if (leafNow(b) == LATER) { // it may wait, or is a composite: evaluated as usual
-                                    if (b.tag == Nodes.ASYNC) {
-                                        tried = b;
-                                    }
-                                    t = b;
+                                    tried = t = b;
                                     break;
                                 }
                                 b = null;
@@ -647,10 +638,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                         while (--r.left > 0) {
                             b = builtAll(r.source);
                             if (leafNow(b) == LATER) { // it may wait, or is a composite: evaluated as usual
-                                if (b.tag == Nodes.ASYNC) {
-                                    tried = b;
-                                }
-                                t = b;
+                                tried = t = b;
                                 break;
                             }
                             b = null;
@@ -700,10 +688,7 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
                             Object now = leafNow(b);
                             if (now == LATER) { // nothing runs between entering and the push: no check of the token
                                 push(g.exit);
-                                if (b.tag == Nodes.ASYNC) {
-                                    tried = b;
-                                }
-                                t = b;
+                                tried = t = b;
                                 break;
                             }
                             v = now;

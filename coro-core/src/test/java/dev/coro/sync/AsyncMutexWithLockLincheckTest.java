@@ -1,7 +1,5 @@
 package dev.coro.sync;
 
-import dev.coro.task.Task;
-
 /**
  * {@link AsyncMutexLincheckTest} with {@code withLock} as the waiting operation: each waiter runs
  * {@code mutex.withLock(body)}, whose body acquires and lets go at once, checked as a
@@ -11,12 +9,7 @@ import dev.coro.task.Task;
  */
 public class AsyncMutexWithLockLincheckTest extends AsyncMutexLincheckTest {
     @Override
-    Task<Void> waitFor(Waiter w) {
-        return mutex.withLock(heldBriefly(w));
-    }
-
-    @Override
-    boolean holdsOnValue() {
-        return false;
+    boolean withLock() {
+        return true;
     }
 }

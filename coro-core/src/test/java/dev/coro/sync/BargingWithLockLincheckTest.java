@@ -1,7 +1,5 @@
 package dev.coro.sync;
 
-import dev.coro.task.Task;
-
 /**
  * {@link BargingMutexLincheckTest} with {@code withLock} as the waiting operation: each waiter runs
  * {@code mutex.withLock(body)}, whose body acquires and lets go at once, checked as a
@@ -13,12 +11,7 @@ import dev.coro.task.Task;
  */
 public class BargingWithLockLincheckTest extends BargingMutexLincheckTest {
     @Override
-    Task<Void> waitFor(Waiter w) {
-        return mutex.withLock(heldBriefly(w));
-    }
-
-    @Override
-    boolean holdsOnValue() {
-        return false;
+    boolean withLock() {
+        return true;
     }
 }

@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Test;
  * holds the lock ({@link #unlock(int)} does nothing otherwise); misuse (unlocking an unlocked mutex)
  * is AsyncMutexTest's and BargingMutexTest's. {@link #cancel(int)} cancels the thread's latest
  * waiter; one CAS on the waiter decides between the cancel and a racing hand-over or wake-up. When
- * waiters run {@code withLock} ({@link #waitFor(Waiter)}), a waiter acquires and lets go in its body,
+ * waiters run {@code withLock} ({@link #withLock()}), a waiter acquires and lets go in its body,
  * and the unlock operation releases only a hold taken by a try.
  *
  * <p>A bug found once: the first withLock version of this test released a body's hold from the
@@ -83,6 +83,15 @@ public abstract class MutexLincheck {
         this.mutex = mutex;
     }
 
+    /**
+     * Whether waiters run {@code mutex.withLock(body)}, whose body acquires and lets go at once
+     * ({@link #heldBriefly}), rather than {@code lock()}, whose value means the waiter holds the lock
+     * until its thread's {@link #unlock(int)}. A constant of the test class.
+     */
+    boolean withLock() {
+        return false;
+    }
+
     /** Takes the lock if free; never waits. */
     @Operation
     public void tryLock(@Param(name = "tid") int tid) {
@@ -98,28 +107,16 @@ public abstract class MutexLincheck {
         Waiter w = new Waiter(tid, clock.incrementAndGet());
         waiters.add(w); // before it starts: an unlock may hand it the lock at any time from then on
         latest[tid] = w;
-        w.future = waitFor(w).outcome().map(w::ended).toCompletableFuture();
+        Task<Void> waiting = withLock() ? mutex.withLock(heldBriefly(w)) : mutex.lock();
+        w.future = waiting.outcome().map(w::ended).toCompletableFuture();
         w.queuedAt = clock.incrementAndGet();
-    }
-
-    /**
-     * The task waiter {@code w} runs: {@code lock()}, whose value means that {@code w} holds the lock
-     * (it lets go through {@link #unlock(int)}). {@link #holdsOnValue()} says which.
-     */
-    Task<Void> waitFor(Waiter w) {
-        return mutex.lock();
-    }
-
-    /** Whether a waiter's value means it holds the lock now, rather than that it held it and let go. */
-    boolean holdsOnValue() {
-        return true;
     }
 
     /**
      * A {@code withLock} body for waiter {@code w}: it acquires (checked as a {@code lock()}'s value
      * is) and lets go at once; the exit of {@code withLock} unlocks after it.
      */
-    Task<Void> heldBriefly(Waiter w) {
+    private Task<Void> heldBriefly(Waiter w) {
         return Task.fromRunnable(() -> {
             checkOrder(w);
             w.served = true; // before the exit: the exit may hand the lock to the next waiter inline, before w ends
@@ -146,7 +143,7 @@ public abstract class MutexLincheck {
      */
     @Operation
     public void unlock(@Param(name = "tid") int tid) {
-        if (holder.get() != tid || (!holdsOnValue() && !heldByTry[tid])) {
+        if (holder.get() != tid || (withLock() && !heldByTry[tid])) {
             return;
         }
         heldByTry[tid] = false;
@@ -280,7 +277,7 @@ public abstract class MutexLincheck {
 
         Void ended(Outcome<Void> outcome) {
             if (outcome instanceof Outcome.Value<Void>) {
-                if (holdsOnValue()) {
+                if (!withLock()) {
                     checkOrder(this);
                     served = true;
                     acquired(tid);
