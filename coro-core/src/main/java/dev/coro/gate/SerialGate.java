@@ -89,6 +89,13 @@ public final class SerialGate extends SingleDoorGate {
         this.wokenExit = DOORS.exitFrame(() -> lane.release(1), lane::entered); // a woken waiter competes (B6)
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On a {@linkplain #barging() barging} gate, a woken waiter competes once for the gate before
+     * its work runs; if it loses, it waits again at the back of the line (the class javadoc's fairness
+     * paragraph).
+     */
     @Override
     public <T> Task<T> within(Task<T> work) {
         if (wokenExit == null) {

@@ -17,7 +17,10 @@ import java.util.function.Function;
  * "woken", not "holding". The waiting door ({@link #waitingDoor()}) completes with {@link #HELD} when
  * its fast path took the unit, and with null when the waiter was woken; a woken waiter must then
  * call {@link #tryWoken()}, exactly once, on every path (it is not cancellable in between), and ask
- * again if that fails. The task layer's primitives build that loop (AsyncMutex, SerialGate).
+ * again if that fails; {@link #entered(Object)} does both cases on the door's value. The layers above
+ * build that loop: the lock task and a gate's acquire as a flatMap ({@link Competition}), withLock
+ * and a serial gate's within as the test of a guarded node's exit frame, which the run loop applies
+ * to the door's value before anything else.
  */
 public final class BargingLane extends AdmissionEngine implements UnitCount {
     /* Implementation overview.
