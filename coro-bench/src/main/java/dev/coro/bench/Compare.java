@@ -166,6 +166,8 @@ public final class Compare {
               --quick                            2 x 0.5 s warmup, 3 x 0.5 s measurement
               -f 1 -wi 3 -w 1 -i 5 -r 1          forks, warmup and measurement iterations and times (JMH)
               -h                                 every JMH option
+            ./coro bench --rounds-of R REGEX [JMH options]   one workload's implementations, a fork each, interleaved
+                                                 over R rounds; per-round ratios and their medians
             ./coro bench --memory [--waiters N] [--rounds R] [--histogram] [--layout] [NAMES]   bytes per suspended waiter
             ./coro bench --timers [--timers N] [--rounds R] [NAMES]                 timers: rate and lateness
             ./coro bench --echo [--quick] [--connections C] [--round-trips N] [NAMES]   TCP echo over loopback
@@ -219,6 +221,23 @@ public final class Compare {
                 jmhArgs.add("--quick");
             }
             System.exit(runMain(RedisFleet.class, jmhArgs));
+            return;
+        }
+        int roundsOf = jmhArgs.indexOf("--rounds-of");
+        if (roundsOf >= 0 && roundsOf + 1 < jmhArgs.size()) { // the rest select one workload (Rounds)
+            int rounds;
+            try {
+                rounds = Integer.parseInt(jmhArgs.get(roundsOf + 1));
+            } catch (NumberFormatException e) {
+                System.err.println("--rounds-of takes a number of rounds, got " + jmhArgs.get(roundsOf + 1));
+                System.exit(2);
+                return;
+            }
+            jmhArgs.subList(roundsOf, roundsOf + 2).clear();
+            if (quick) {
+                jmhArgs.addAll(List.of("-wi", "2", "-w", "500ms", "-i", "3", "-r", "500ms"));
+            }
+            System.exit(Rounds.run(rounds, jmhArgs, System.out));
             return;
         }
         if (jmhArgs.remove("--echo")) { // the rest are EchoLoopback's own
