@@ -52,6 +52,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * ({@link KeyedMemory}, retained heap per idle key of the keyed gate and its peers) work the same way,
  * and so does {@code --redis-fleet} ({@link RedisFleet}: a capacity of 8 across 3 JVMs on a private
  * {@code redis-server}, Coro's {@code RedisCapacityGate} against Redisson's semaphores).
+ *
+ * <p>{@code --rounds-of R} runs the implementations of one workload that the regex selects as forks
+ * interleaved over {@code R} rounds and prints each round's ratios and their medians ({@link Rounds}).
  */
 public final class Compare {
     /** The implementation every other one in its workload is compared with. */
@@ -224,12 +227,18 @@ public final class Compare {
             return;
         }
         int roundsOf = jmhArgs.indexOf("--rounds-of");
-        if (roundsOf >= 0 && roundsOf + 1 < jmhArgs.size()) { // the rest select one workload (Rounds)
+        if (roundsOf >= 0) { // the rest select one workload (Rounds)
             int rounds;
             try {
-                rounds = Integer.parseInt(jmhArgs.get(roundsOf + 1));
+                rounds = Integer.parseInt(roundsOf + 1 < jmhArgs.size() ? jmhArgs.get(roundsOf + 1) : "");
             } catch (NumberFormatException e) {
-                System.err.println("--rounds-of takes a number of rounds, got " + jmhArgs.get(roundsOf + 1));
+                System.err.println("--rounds-of takes a number of rounds (at least 1), got "
+                        + (roundsOf + 1 < jmhArgs.size() ? jmhArgs.get(roundsOf + 1) : "nothing"));
+                System.exit(2);
+                return;
+            }
+            if (rounds < 1) {
+                System.err.println("--rounds-of takes a number of rounds (at least 1), got " + rounds);
                 System.exit(2);
                 return;
             }
