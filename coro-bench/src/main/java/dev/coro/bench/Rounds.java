@@ -25,12 +25,13 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  *
  * <p>Why: this 2-core VM moves between two states (its CPUs sharing a cache or not) within minutes,
  * and one JMH run that forks every implementation in turn can give the baseline one state and the
- * peer another. Rounds put each pair in the same few seconds; the summary is the median of the
+ * peer another. Rounds put each pair in the same minute or so; the summary is the median of the
  * per-round ratios and how many rounds Coro won, beside each state's rounds.
  *
  * <p>Prints one line per round (the hand-off, each implementation's time per item, Coro's ratio to
  * each peer), then the medians. JMH's own options apply to every fork ({@code -wi 3 -w 1 -i 5 -r 1},
- * {@code -p}); {@code -f} is ignored (one fork per benchmark per round).
+ * {@code -p} with one value per parameter, {@code -jvmArgsAppend}, {@code -prof}); {@code -f} is
+ * ignored (one fork per benchmark per round).
  */
 final class Rounds {
     private Rounds() {}

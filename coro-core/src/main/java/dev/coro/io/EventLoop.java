@@ -21,6 +21,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
@@ -50,6 +51,10 @@ import java.util.function.Consumer;
  * thread does not keep the loop from firing the timers that come due meanwhile. A timer scheduled
  * from another thread while the loop sleeps wakes it only if the loop must act on it (fire it, or
  * sort its slot) before its current wake-up time, and the loop then sleeps no longer than that.
+ * How late a due timer fires depends on how the loop sleeps: a loop with a channel registered sleeps
+ * in its selector, whose timeout is whole milliseconds, so up to about a millisecond late; a loop
+ * with no channel (a timer loop) sleeps on its thread, to within a quarter of a millisecond or the
+ * operating system's timer slack, whichever is more.
  *
  * <p><b>Failures.</b> A runnable (task or timer) that throws does not stop the loop: the exception
  * goes to the loop thread's {@linkplain Thread#getUncaughtExceptionHandler() uncaught-exception
@@ -108,7 +113,13 @@ public final class EventLoop implements Scheduler, AutoCloseable {
      *
      * 1. Representation. inbox: runnables, I/O operations, timers that the wheel refused, removal
      *    requests of cancelled timers, in push order. wheel slots: timers pushed from other threads,
-     *    per tick. park (Parking.wakeAt): AWAKE or the deadline of the loop's sleep.
+     *    per tick. park (Parking.wakeAt): AWAKE or the deadline of the loop's sleep. The loop sleeps
+     *    in the selector, except a loop with no channel registered and a finite wake time, which
+     *    sleeps on its thread (LockSupport.parkNanos, at least MIN_PARK_NANOS): the selector's
+     *    timeout is in whole milliseconds, so a timer-only loop would fire up to a millisecond late.
+     *    Only the loop thread registers channels, so none appears during such a sleep; a wakeup
+     *    both wakes the selector and unparks the thread, and a stale one of either only ends the
+     *    next sleep early (the loop goes round and sleeps again).
      *    runState (volatile int): RUNNING -> SHUTDOWN -> STOP, monotonic (CAS); terminated is the
      *    latch. One loop iteration: select (park if there is nothing to do), run the ready keys,
      *    run the inbox (firing due timers every 256 items), fire the due timers.
@@ -175,6 +186,13 @@ public final class EventLoop implements Scheduler, AutoCloseable {
 
     /** Timer deadlines and wake times: none (a timer that never fires; a sleep without timeout). */
     static final long FOREVER = Parking.FOREVER;
+    /**
+     * The shortest sleep of a loop that sleeps on its thread (no channel to watch): finer wakes, one
+     * per timer of a dense schedule, cost the threads that schedule more CPU than they save in
+     * lateness (1,000,000 timers over a second: p99 lateness 1.86 ms with none, 0.81 to 0.95 ms
+     * with this, against 1.28 to 1.44 ms sleeping in the selector's whole milliseconds).
+     */
+    static final long MIN_PARK_NANOS = 250_000;
     /** A wake request that is due before any park deadline. */
     private static final long NOW = Long.MIN_VALUE;
 
@@ -201,6 +219,8 @@ public final class EventLoop implements Scheduler, AutoCloseable {
     final AtomicLong wakeups = new AtomicLong();
     /** How many times the loop announced a park (wrote a parked wakeAt); written by the loop only. */
     volatile long parks;
+    /** How many of those parks slept on the thread instead of the selector (tests); written by the loop only. */
+    volatile long threadParks;
 
     // ---- loop-confined (apart from LoopTimers.offer and isDirty)
     private final LoopTimers timers = new LoopTimers();
@@ -660,6 +680,9 @@ public final class EventLoop implements Scheduler, AutoCloseable {
         try {
             if (wake == FOREVER) {
                 selector.select(collectReady);
+            } else if (selector.keys().isEmpty()) { // keys are registered by this thread only
+                threadParks++; // the only writer
+                LockSupport.parkNanos(this, Math.max(wake - now, MIN_PARK_NANOS)); // never early: wake - now at least
             } else {
                 long nanos = wake - now;
                 long millis = nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1); // round up: never early
@@ -682,6 +705,7 @@ public final class EventLoop implements Scheduler, AutoCloseable {
         public void wakeup() {
             wakeups.incrementAndGet();
             selector.wakeup();
+            LockSupport.unpark(thread);
         }
     }
 

@@ -146,6 +146,60 @@ class EventLoopTest {
         }
     }
 
+    /**
+     * A loop with no channel and a far timer sleeps on its thread (parkNanos), not in the selector;
+     * submissions from another thread, racing its way into that sleep or arriving once it sleeps,
+     * still wake it every time (a lost wakeup hangs the test until its timeout).
+     */
+    @Test
+    void noWakeupIsLostWhileATimerLoopSleepsOnItsThread() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            Cancellable far = loop.schedule(() -> {}, Duration.ofHours(1));
+            int rounds = dev.coro.Stress.scaled(5_000);
+            for (int i = 0; i < rounds; i++) {
+                if (i % 2 == 0) {
+                    EventLoopTimerTest.awaitParked(loop);
+                }
+                CountDownLatch ran = new CountDownLatch(1);
+                if (i % 3 == 0) {
+                    loop.schedule(ran::countDown, Duration.ZERO);
+                } else {
+                    loop.execute(ran::countDown);
+                }
+                ran.await();
+            }
+            long threadParks = EventLoopTimerTest.onLoop(loop, () -> loop.threadParks);
+            assertTrue(threadParks > 0, "a loop with a timer and no channel sleeps on its thread");
+            assertTrue(far.cancel());
+        }
+    }
+
+    /**
+     * With a channel registered, the loop sleeps in the selector even with a timer pending, so that
+     * the channel's readiness wakes it: a read pending on a pipe completes when another thread
+     * writes, while a far timer is pending, and no sleep since the channel's registration was on the
+     * thread.
+     */
+    @Test
+    void aLoopWithAChannelSleepsInTheSelectorAndItsReadinessWakesIt() throws Exception {
+        try (EventLoop loop = EventLoop.start()) {
+            Cancellable far = loop.schedule(() -> {}, Duration.ofHours(1));
+            java.nio.channels.Pipe pipe = java.nio.channels.Pipe.open();
+            try (AsyncChannel in = AsyncChannel.open(loop, pipe.source());
+                    java.nio.channels.Pipe.SinkChannel sink = pipe.sink()) {
+                CompletableFuture<Integer> read = in.read(java.nio.ByteBuffer.allocate(8)).toCompletableFuture();
+                AsyncSocketTest.awaitPending(loop, in.handle, true); // registered: a reader waits
+                long before = EventLoopTimerTest.onLoop(loop, () -> loop.threadParks);
+                EventLoopTimerTest.awaitParked(loop);
+                sink.write(java.nio.ByteBuffer.wrap(new byte[] {7, 8, 9}));
+                assertEquals(3, read.get());
+                assertEquals(before, (long) EventLoopTimerTest.onLoop(loop, () -> loop.threadParks),
+                        "a loop with a channel sleeps in the selector");
+            }
+            assertTrue(far.cancel());
+        }
+    }
+
     @Test
     void wakeupsNeverOutnumberParks() throws Exception {
         try (EventLoop loop = EventLoop.start()) {
