@@ -21,7 +21,7 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * {@code ./coro bench --rounds-of R REGEX [JMH options]}: the selected benchmarks of one workload, each
  * in a fork of its own, interleaved over {@code R} rounds (round 1 runs them in the workload's
  * order, round 2 starts one later, and so on, so no implementation always goes first), with the
- * cross-core hand-off ({@link CrossCore}) measured before each round.
+ * cross-core hand-off ({@link CrossCore}) measured before and after each round.
  *
  * <p>Why: this 2-core VM moves between two states (its CPUs sharing a cache or not) within minutes,
  * and one JMH run that forks every implementation in turn can give the baseline one state and the
@@ -68,6 +68,7 @@ final class Rounds {
         int n = names.size();
         double[][] perItem = new double[rounds][n];
         double[] handOff = new double[rounds];
+        double[] handOffAfter = new double[rounds];
         out.println(String.format(Locale.ROOT, "%s: %d rounds of %s, each in a fork of its own; ns per %s",
                 workload.label(), rounds, names, workload.itemName()));
         for (int r = 0; r < rounds; r++) {
@@ -80,8 +81,9 @@ final class Rounds {
                     return 2;
                 }
             }
-            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "round %2d  hand-off %4.0f ns ",
-                    r + 1, handOff[r]));
+            handOffAfter[r] = CrossCore.handOffNanos(300);
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "round %2d  hand-off %4.0f..%4.0f ns ",
+                    r + 1, handOff[r], handOffAfter[r]));
             for (int i = 0; i < n; i++) {
                 line.append(String.format(Locale.ROOT, " %s %.1f", names.get(i), perItem[r][i]));
             }
@@ -94,7 +96,7 @@ final class Rounds {
             }
             out.println(line);
         }
-        out.print(summary(names, perItem, handOff));
+        out.print(summary(names, perItem, handOff, handOffAfter));
         return 0;
     }
 
@@ -137,18 +139,24 @@ final class Rounds {
         return new Selection(workload, List.copyOf(names));
     }
 
-    /** The medians: all rounds, then the rounds of each cross-core state (below and above 100 ns). */
-    static String summary(List<String> names, double[][] perItem, double[] handOff) {
+    /**
+     * The medians: all rounds, then the rounds that began and ended in each cross-core state (the
+     * hand-off below 100 ns both before and after, or at least 100 ns both times); a round whose
+     * state changed on the way counts in the first line only.
+     */
+    static String summary(List<String> names, double[][] perItem, double[] handOff, double[] handOffAfter) {
         StringBuilder s = new StringBuilder();
         int base = names.indexOf(Compare.BASELINE);
         Map<String, List<Integer>> groups = new LinkedHashMap<>();
         groups.put("all rounds", new ArrayList<>());
-        groups.put("shared cache (hand-off < 100 ns)", new ArrayList<>());
-        groups.put("no shared cache (hand-off >= 100 ns)", new ArrayList<>());
+        groups.put(SHARED, new ArrayList<>());
+        groups.put(APART, new ArrayList<>());
         for (int r = 0; r < perItem.length; r++) {
             groups.get("all rounds").add(r);
-            groups.get(handOff[r] < 100 ? "shared cache (hand-off < 100 ns)" : "no shared cache (hand-off >= 100 ns)")
-                    .add(r);
+            boolean sharedBefore = handOff[r] < 100;
+            if (sharedBefore == handOffAfter[r] < 100) {
+                groups.get(sharedBefore ? SHARED : APART).add(r);
+            }
         }
         for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
             List<Integer> rs = g.getValue();
@@ -175,6 +183,9 @@ final class Rounds {
         }
         return s.toString();
     }
+
+    private static final String SHARED = "shared cache (hand-off < 100 ns before and after)";
+    private static final String APART = "no shared cache (hand-off >= 100 ns before and after)";
 
     static double median(double[] xs) {
         double[] a = xs.clone();
