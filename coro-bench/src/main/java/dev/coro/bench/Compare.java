@@ -237,16 +237,16 @@ public final class Compare {
                 System.exit(2);
                 return;
             }
-            if (rounds < 1) {
-                System.err.println("--rounds-of takes a number of rounds (at least 1), got " + rounds);
-                System.exit(2);
-                return;
-            }
             jmhArgs.subList(roundsOf, roundsOf + 2).clear();
             if (quick) {
                 jmhArgs.addAll(List.of("-wi", "2", "-w", "500ms", "-i", "3", "-r", "500ms"));
             }
-            System.exit(Rounds.run(rounds, jmhArgs, System.out));
+            try {
+                System.exit(Rounds.run(rounds, jmhArgs, System.out));
+            } catch (IllegalArgumentException e) { // a round count below 1
+                System.err.println(e.getMessage());
+                System.exit(2);
+            }
             return;
         }
         if (jmhArgs.remove("--echo")) { // the rest are EchoLoopback's own

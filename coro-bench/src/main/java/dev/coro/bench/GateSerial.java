@@ -80,10 +80,7 @@ public class GateSerial {
      */
     @Benchmark
     public long coro(Pools.Coro coro) {
-        counter = 0;
-        coro.join(gateRoot, "GateSerial.coro");
-        GuardedCount.requireFree(gate.isBusy(), "the serial gate", "busy");
-        return GuardedCount.check(counter, tasks, locks);
+        return run(coro, gateRoot, "GateSerial.coro", () -> gate.isBusy(), "the serial gate", "busy");
     }
 
     /**
@@ -95,10 +92,7 @@ public class GateSerial {
      */
     @Benchmark
     public long coroMutex(Pools.Coro coro) {
-        counter = 0;
-        coro.join(mutexRoot, "GateSerial.coroMutex");
-        GuardedCount.requireFree(mutex.isLocked(), "the mutex", "locked");
-        return GuardedCount.check(counter, tasks, locks);
+        return run(coro, mutexRoot, "GateSerial.coroMutex", () -> mutex.isLocked(), "the mutex", "locked");
     }
 
     /**
@@ -110,10 +104,7 @@ public class GateSerial {
      */
     @Benchmark
     public long coroBarging(Pools.Coro coro) {
-        counter = 0;
-        coro.join(bargingRoot, "GateSerial.coroBarging");
-        GuardedCount.requireFree(bargingGate.isBusy(), "the barging serial gate", "busy");
-        return GuardedCount.check(counter, tasks, locks);
+        return run(coro, bargingRoot, "GateSerial.coroBarging", () -> bargingGate.isBusy(), "the barging serial gate", "busy");
     }
 
     /**
@@ -126,9 +117,18 @@ public class GateSerial {
      */
     @Benchmark
     public long coroBargingLoopBody(Pools.Coro coro) {
+        return run(coro, bargingLoopRoot, "GateSerial.coroBargingLoopBody", () -> bargingGate.isBusy(), "the barging serial gate", "busy");
+    }
+
+    /**
+     * Joins {@code root} on the pool, checks that the primitive is free afterwards and that the
+     * counter counted every entry.
+     */
+    private long run(Pools.Coro coro, Task<Void> root, String name, java.util.function.BooleanSupplier held,
+            String what, String heldWord) {
         counter = 0;
-        coro.join(bargingLoopRoot, "GateSerial.coroBargingLoopBody");
-        GuardedCount.requireFree(bargingGate.isBusy(), "the barging serial gate", "busy");
+        coro.join(root, name);
+        GuardedCount.requireFree(held.getAsBoolean(), what, heldWord);
         return GuardedCount.check(counter, tasks, locks);
     }
 

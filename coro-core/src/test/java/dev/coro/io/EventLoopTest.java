@@ -129,19 +129,7 @@ class EventLoopTest {
     @Test
     void noWakeupIsLostWhileTheLoopParks() throws Exception {
         try (EventLoop loop = EventLoop.start()) {
-            int rounds = dev.coro.Stress.scaled(5_000);
-            for (int i = 0; i < rounds; i++) {
-                if (i % 2 == 0) {
-                    EventLoopTimerTest.awaitParked(loop);
-                }
-                CountDownLatch ran = new CountDownLatch(1);
-                if (i % 3 == 0) {
-                    loop.schedule(ran::countDown, Duration.ZERO); // through the timer path
-                } else {
-                    loop.execute(ran::countDown);
-                }
-                ran.await();
-            }
+            submitRacingTheSleep(loop);
             assertTrue(loop.wakeups.get() <= loop.parks);
         }
     }
@@ -155,19 +143,7 @@ class EventLoopTest {
     void noWakeupIsLostWhileATimerLoopSleepsOnItsThread() throws Exception {
         try (EventLoop loop = EventLoop.start()) {
             Cancellable far = loop.schedule(() -> {}, Duration.ofHours(1));
-            int rounds = dev.coro.Stress.scaled(5_000);
-            for (int i = 0; i < rounds; i++) {
-                if (i % 2 == 0) {
-                    EventLoopTimerTest.awaitParked(loop);
-                }
-                CountDownLatch ran = new CountDownLatch(1);
-                if (i % 3 == 0) {
-                    loop.schedule(ran::countDown, Duration.ZERO);
-                } else {
-                    loop.execute(ran::countDown);
-                }
-                ran.await();
-            }
+            submitRacingTheSleep(loop);
             long threadParks = EventLoopTimerTest.onLoop(loop, () -> loop.threadParks);
             assertTrue(threadParks > 0, "a loop with a timer and no channel sleeps on its thread");
             assertTrue(far.cancel());
@@ -197,6 +173,27 @@ class EventLoopTest {
                         "a loop with a channel sleeps in the selector");
             }
             assertTrue(far.cancel());
+        }
+    }
+
+    /**
+     * From this thread, 5,000 (scaled) submissions, each waited for: every other one right after the
+     * previous ran (racing the loop's way into its sleep), the rest once the loop sleeps; a third
+     * through the timer path. A lost wakeup leaves a latch unreleased.
+     */
+    private static void submitRacingTheSleep(EventLoop loop) throws InterruptedException {
+        int rounds = dev.coro.Stress.scaled(5_000);
+        for (int i = 0; i < rounds; i++) {
+            if (i % 2 == 0) {
+                EventLoopTimerTest.awaitParked(loop);
+            }
+            CountDownLatch ran = new CountDownLatch(1);
+            if (i % 3 == 0) {
+                loop.schedule(ran::countDown, Duration.ZERO); // through the timer path
+            } else {
+                loop.execute(ran::countDown);
+            }
+            ran.await();
         }
     }
 
