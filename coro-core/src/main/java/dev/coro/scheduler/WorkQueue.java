@@ -161,6 +161,24 @@ final class WorkQueue extends WorkQueueFields {
         return capacity - (tailPlain() - steal(headVolatile()));
     }
 
+    /**
+     * The index the next {@link #push} takes: every index below it was pushed earlier. Owner only.
+     *
+     * @return the tail
+     */
+    int tailIndex() {
+        return tailPlain();
+    }
+
+    /**
+     * The index of the task the last successful {@link #pop} took. Owner only.
+     *
+     * @return that index
+     */
+    int poppedIndex() {
+        return popped;
+    }
+
     /** Takes the oldest task, or returns null when empty. Owner only. */
     Runnable pop() {
         long h = headVolatile();
@@ -177,6 +195,7 @@ final class WorkQueue extends WorkQueueFields {
                 Runnable task = buffer[i];
                 buffer[i] = null; // I5
                 assert task != null;
+                popped = r;
                 return task;
             }
             h = witness;
@@ -417,6 +436,8 @@ abstract class WorkQueueTail extends WorkQueuePadBetween {
     volatile int tail;
     /** Owner-only: a value steal had (steal only grows), so tail - stealCache bounds the size. */
     int stealCache;
+    /** Owner-only: the index the last successful pop took. */
+    int popped;
 }
 
 @SuppressWarnings("unused")

@@ -1,18 +1,20 @@
 package dev.coro.scheduler;
 
 import dev.coro.internal.Blocking;
+import dev.coro.internal.WorkerThread;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
  * One thread of a {@link WorkStealingPool}: runs its local queue, then the pool's injection queue,
- * then steals, spins a while searching, and parks.
+ * then steals, spins a while searching, and parks. Between two tasks it applies the count-downs of a
+ * scope it holds (WorkerThread), unless the next task is a child of that scope from its own queue.
  *
  * <p>Thread confinement: everything but {@link #parked} and {@link #queue}'s thief side is touched
  * only by this thread.
  */
-final class Worker extends Thread {
+final class Worker extends WorkerThread {
     /**
      * Every this many tasks (plus one) the worker polls the injection queue before its own, so that
      * outside submissions do not starve behind local work that keeps spawning more.
@@ -53,7 +55,7 @@ final class Worker extends Thread {
     private int seed;
 
     Worker(WorkStealingPool pool, int index, String name) {
-        super(null, null, name, 0, false);
+        super(name);
         this.pool = pool;
         this.index = index;
         this.homeShard = pool.injection.shardOfWorker(index);
@@ -70,6 +72,7 @@ final class Worker extends Thread {
         try {
             runLoop();
         } finally {
+            release(); // a scope's count-downs held back (WorkerThread) are applied before the thread ends
             pool.workerExited();
         }
     }
@@ -97,14 +100,29 @@ final class Worker extends Thread {
         }
     }
 
+    /**
+     * The next task from this worker's own queue (or, every {@link #FAIRNESS_MASK} + 1 tasks, from
+     * the injection queue first), or null; count-downs held back (WorkerThread) are kept only for a
+     * task of this queue that keeps their count above zero.
+     */
     private Runnable nextLocal() {
         if ((++tick & FAIRNESS_MASK) == 0) {
             Runnable task = takeInjected();
             if (task != null) {
+                beforeNext(task, false, 0);
                 return task;
             }
         }
-        return queue.pop();
+        Runnable task = queue.pop();
+        if (holds()) {
+            beforeNext(task, task != null, queue.poppedIndex());
+        }
+        return task;
+    }
+
+    @Override
+    protected int queueTail() {
+        return queue.tailIndex();
     }
 
     /**
@@ -154,10 +172,13 @@ final class Worker extends Thread {
     }
 
     private void runTask(Runnable task) {
+        running(task);
         try {
             task.run();
         } catch (Throwable ex) {
             reportUncaught(ex);
+        } finally {
+            running(null);
         }
         Thread.interrupted(); // a task's stray interrupt must not leak into the next task
     }

@@ -153,6 +153,11 @@ final class AsyncStep extends WaitNode implements Completer<Object>, Runnable {
         fiber.resume(this, r);
     }
 
+    /** The fiber this step suspends. */
+    Fiber<?> fiber() {
+        return fiber;
+    }
+
     /** Whether this is a suspension of {@code f} (the fiber's canceller checks what it reads). */
     boolean belongsTo(Fiber<?> f) {
         return fiber == f;

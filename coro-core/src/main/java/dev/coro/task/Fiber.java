@@ -161,6 +161,12 @@ sealed class Fiber<T> extends Completion implements Runnable permits Fiber.Slott
         }
     }
 
+    /** Whether {@code l} is this fiber's listener. */
+    final boolean hasListener(Listener l) {
+        Object mine = listener;
+        return mine == l || mine instanceof Carrying c && c.listener == l;
+    }
+
     /** Starts the fiber on its context's scheduler (submitted, never inline). */
     void dispatch() {
         Scheduler s = ctx.scheduler();

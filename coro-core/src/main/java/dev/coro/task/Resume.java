@@ -1,6 +1,7 @@
 package dev.coro.task;
 
 import dev.coro.internal.Trampoline;
+import dev.coro.internal.WorkerThread;
 import dev.coro.scheduler.Scheduler;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -17,6 +18,7 @@ final class Resume {
      * the work, the continuation runs on the waking thread instead: a waiter is never lost.
      */
     static void dispatch(Runnable continuation, Scheduler scheduler) {
+        WorkerThread.releaseHeld(); // nothing else runs on a worker while it holds a scope's count-downs
         if (scheduler.isCurrent()) {
             Trampoline.run(continuation, scheduler);
             return;
@@ -35,6 +37,7 @@ final class Resume {
      * the work that thread is running inline (the trampoline).
      */
     static void dispatchQueued(Runnable continuation, Scheduler scheduler) {
+        WorkerThread.releaseHeld();
         try {
             scheduler.execute(continuation);
         } catch (RejectedExecutionException e) {

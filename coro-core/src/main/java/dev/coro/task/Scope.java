@@ -5,6 +5,7 @@ import dev.coro.cancel.CancellationToken;
 import dev.coro.internal.Blocking;
 import dev.coro.internal.CoroEvents;
 import dev.coro.internal.SignalList;
+import dev.coro.internal.WorkerThread;
 import dev.coro.scheduler.Scheduler;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -55,7 +56,8 @@ import java.util.function.Function;
  * outside, or use {@link #scoped}, whose task form closes and joins on every path without blocking.
  *
  * <p><b>Thread-safety.</b> All methods are thread-safe; spawn and child completion are lock-free (one
- * CAS each, retried under contention). A spawn either precedes close (and every join started after
+ * CAS each, retried under contention; children that end one after another on the same pool worker
+ * share one). A spawn either precedes close (and every join started after
  * close returns waits for its child) or throws. Actions of a child happen-before a join that observes
  * its completion, and the return of a close that waited for it.
  *
@@ -161,6 +163,20 @@ public final class Scope implements AutoCloseable {
      *    that sees the count reach 0 finds the batch's task complete). So activeCount counts the
      *    batch's children until the last has ended, and the scope's state word takes one CAS per
      *    batch instead of one per child.
+     *
+     * 11. Count-downs a worker holds (children spawned one by one, fail-fast scopes). A child's
+     *    end (Children.fiberDone) on a pool worker that is running a run of one of this scope's
+     *    children (its start or a resumption: isMemberRun) does not CAS the state word: the worker
+     *    holds the count-down (WorkerThread.hold) and applies all it holds in one childrenEnded(n)
+     *    as soon as its next task is anything but a child of this scope queued before the hold, or
+     *    before it resumes any waiter (WorkerThread, parts 2 and 3). So children that end one
+     *    after another on one worker write the state word once per run of them, not once each,
+     *    and its line does not move between workers with every child. The state's count is then
+     *    live children plus held count-downs: it is never below the live children (I1 holds as
+     *    is), and once the last child has ended it reaches zero by the end of the holding worker's
+     *    current task (WorkerThread part 3), where I2 takes over unchanged. The count-down's
+     *    linearization point moves from the child's end to the worker's release; the child's
+     *    result is visible before either.
      */
 
     /** The bits of the state word that hold the count of live children. */
@@ -178,7 +194,7 @@ public final class Scope implements AutoCloseable {
     private final Scope enclosing;
     /** Supervisors: the failed children nobody has observed (see part 1); null for fail-fast scopes. */
     private final SignalList unobserved;
-    private final Fiber.Listener childListener = this::childDone;
+    private final Children childListener = new Children();
     private volatile long state;
     private volatile SignalList joiners = new SignalList();
     private volatile Throwable failure;
@@ -443,11 +459,31 @@ public final class Scope implements AutoCloseable {
         return Completion.awaitWith(batch.new Handle());
     }
 
-    private void childDone(Fiber<?> child) {
-        if (unobserved == null && child.result instanceof Completion.Failed f) {
-            childFailed(f.error);
+    /**
+     * The listener of the children spawned one by one in a scope that is not a supervisor, and the
+     * count a pool worker may hold their count-downs for (part 11).
+     */
+    private final class Children implements Fiber.Listener, WorkerThread.Counted {
+        @Override
+        public void fiberDone(Fiber<?> child) {
+            if (child.result instanceof Completion.Failed f) {
+                childFailed(f.error);
+            }
+            if (!WorkerThread.hold(this)) {
+                childrenEnded(1);
+            }
         }
-        childrenEnded(1);
+
+        @Override
+        public boolean isMemberRun(Runnable task) {
+            return task instanceof Fiber<?> f ? f.hasListener(this)
+                    : task instanceof AsyncStep s && s.fiber().hasListener(this);
+        }
+
+        @Override
+        public void countDown(int n) {
+            childrenEnded(n);
+        }
     }
 
     /** A child of a fail-fast scope failed: the first failure cancels the scope, later ones are suppressed. */
@@ -525,7 +561,8 @@ public final class Scope implements AutoCloseable {
     /**
      * Returns the number of spawned children that have not ended yet (the children of a
      * {@link #spawnAll} count until the last of them has ended). A snapshot for diagnostics: a child
-     * is counted down just after its result becomes visible, so a thread that has just seen a
+     * is counted down after its result becomes visible (on a pool worker that goes on to run another
+     * child of this scope, when it moves on to other work), so a thread that has just seen a
      * child's result (through its handle) may still find it counted; to wait for the children, join
      * the scope.
      *
@@ -659,7 +696,7 @@ public final class Scope implements AutoCloseable {
                     unobserved.remove(this);
                 }
             }
-            childDone(child);
+            childrenEnded(1);
         }
 
         /** Close found this failure unobserved: report it (and record it for JFR). */
