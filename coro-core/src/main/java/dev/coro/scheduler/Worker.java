@@ -72,7 +72,7 @@ final class Worker extends WorkerThread {
         try {
             runLoop();
         } finally {
-            release(); // a scope's count-downs held back (WorkerThread) are applied before the thread ends
+            keepOrRelease(null, false, 0); // a scope's count-downs held back are applied before the thread ends
             pool.workerExited();
         }
     }
@@ -109,15 +109,27 @@ final class Worker extends WorkerThread {
         if ((++tick & FAIRNESS_MASK) == 0) {
             Runnable task = takeInjected();
             if (task != null) {
-                beforeNext(task, false, 0);
+                keepOrRelease(task, false, 0);
                 return task;
             }
         }
         Runnable task = queue.pop();
-        if (holds()) {
-            beforeNext(task, task != null, queue.poppedIndex());
-        }
+        keepOrRelease(task, task != null, queue.poppedIndex());
         return task;
+    }
+
+    /**
+     * WorkerThread's H3 before the next task. A release that ends the scope's count resumes its
+     * joiners, which may run here inline: what they throw is reported as a task's would be.
+     */
+    private void keepOrRelease(Runnable next, boolean fromQueue, int index) {
+        if (holds()) {
+            try {
+                beforeNext(next, fromQueue, index);
+            } catch (Throwable ex) {
+                reportUncaught(ex);
+            }
+        }
     }
 
     @Override
