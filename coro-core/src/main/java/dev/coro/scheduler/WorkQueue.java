@@ -26,7 +26,9 @@ final class WorkQueue extends WorkQueueFields {
      *               no steal is in progress
      *    Live tasks are [real, tail); slots [steal, real) still belong to a thief mid-copy; the rest
      *    are free and null. So:  steal == real == tail  empty;  tail - steal == capacity  full.
-     *    Owner-only: stealCache, a value steal had (a lower bound, to skip reading head on push).
+     *    Owner-only: stealCache, a value steal had (a lower bound, to skip reading head on push);
+     *    popped, the index the last pop took (the worker's held count-downs compare it with the
+     *    tail at their hold: WorkerThread).
      *
      * 2. Transitions.
      *      push        tail t -> t + 1 after writing slot t           release store  owner
@@ -96,6 +98,11 @@ final class WorkQueue extends WorkQueueFields {
     private final Runnable[] buffer;
     private final int capacity;
     private final int mask;
+    /**
+     * Owner-only: the index the last successful pop took. Written on every pop, so it lives here,
+     * not beside tail, whose line thieves read on every scan.
+     */
+    private int popped;
 
     WorkQueue() {
         this(CAPACITY);
@@ -436,8 +443,6 @@ abstract class WorkQueueTail extends WorkQueuePadBetween {
     volatile int tail;
     /** Owner-only: a value steal had (steal only grows), so tail - stealCache bounds the size. */
     int stealCache;
-    /** Owner-only: the index the last successful pop took. */
-    int popped;
 }
 
 @SuppressWarnings("unused")
