@@ -175,7 +175,7 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      *    operation, and the first joiner turns it into a lane on the one engine.
      */
 
-    private final KeyTable<Key<K>> keys = new KeyTable<>(INITIAL_BINS);
+    private final KeyTable<Key<K>> keys;
     private final PermitLane keySlots;
     private final Task<Void> takeSlot;
     private final Task<Void> tryTakeSlot;
@@ -183,9 +183,7 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
 
     /** Creates an open gate with no bound on the keys admitted at once. */
     public KeyedSerialGate() {
-        this.keySlots = null;
-        this.takeSlot = null;
-        this.tryTakeSlot = null;
+        this(NO_BOUND, INITIAL_BINS);
     }
 
     /**
@@ -195,8 +193,23 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      * @throws IllegalArgumentException if {@code maxConcurrentKeys <= 0}
      */
     public KeyedSerialGate(int maxConcurrentKeys) {
-        if (maxConcurrentKeys <= 0) {
-            throw new IllegalArgumentException("maxConcurrentKeys must be positive, got " + maxConcurrentKeys);
+        this(checkBound(maxConcurrentKeys), INITIAL_BINS);
+    }
+
+    /**
+     * A gate whose key table starts with {@code bins} bins: the model checker's, whose visits of a
+     * small table stay short.
+     *
+     * @param maxConcurrentKeys the bound, or {@link #NO_BOUND}
+     * @param bins the table's first bin count, a power of two
+     */
+    KeyedSerialGate(int maxConcurrentKeys, int bins) {
+        this.keys = new KeyTable<>(bins);
+        if (maxConcurrentKeys == NO_BOUND) {
+            this.keySlots = null;
+            this.takeSlot = null;
+            this.tryTakeSlot = null;
+            return;
         }
         this.keySlots = new PermitLane(maxConcurrentKeys);
         keySlots.observedAs(KeyedSerialGate.class);
@@ -603,8 +616,24 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
         }
     }
 
-    /** The key table's first size, in bins (it grows with the keys in use at once). */
-    private static final int INITIAL_BINS = 16;
+    /** What the package-private constructor takes for "no bound on keys". */
+    static final int NO_BOUND = 0;
+
+    private static int checkBound(int maxConcurrentKeys) {
+        if (maxConcurrentKeys <= 0) {
+            throw new IllegalArgumentException("maxConcurrentKeys must be positive, got " + maxConcurrentKeys);
+        }
+        return maxConcurrentKeys;
+    }
+
+    /**
+     * The key table's first size, in bins (it grows with the keys in use at once): 256 adjacent
+     * bins, 1 KB, as much as 16 bins a cache line apart, but two keys in use at once share a bin
+     * 16 times less often, and a shared bin is a bucket (an array copied on each change, and a
+     * count that every worker writes). Measured: 4% less time per operation on the keyed benchmark
+     * when the two CPUs share no cache, the same when they do.
+     */
+    private static final int INITIAL_BINS = 256;
 
     private static final VarHandle USERS;
     private static final VarHandle SHARED;

@@ -8,6 +8,6 @@ package dev.coro.gate;
 public class BoundedKeyedSerialGateLincheckTest extends KeyedSerialGateLincheck {
     /** Creates the gate under test. */
     public BoundedKeyedSerialGateLincheckTest() {
-        super(new KeyedSerialGate<>(1), 1);
+        super(new KeyedSerialGate<>(1, 16), 1); // a small table: short visits
     }
 }

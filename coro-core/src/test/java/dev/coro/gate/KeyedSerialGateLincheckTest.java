@@ -4,6 +4,6 @@ package dev.coro.gate;
 public class KeyedSerialGateLincheckTest extends KeyedSerialGateLincheck {
     /** Creates the gate under test. */
     public KeyedSerialGateLincheckTest() {
-        super(new KeyedSerialGate<>(), Integer.MAX_VALUE);
+        super(new KeyedSerialGate<>(KeyedSerialGate.NO_BOUND, 16), Integer.MAX_VALUE); // a small table: short visits
     }
 }
