@@ -41,16 +41,17 @@ public abstract class WorkerThread extends Thread {
      *
      * 3. What the count's readers see. Let live be the members that have not ended. The count reads
      *    live + (the held count-downs of every worker), so it never reads zero while one lives
-     *    (safety: nothing here ever counts down early). Liveness: from each hold to its release,
-     *    some member lives: (a) from H1 to the end of the task that held, the running task is a
-     *    member run, and its member lives until its own end, which is a hold (or a count-down) of
-     *    its own; (b) at H3 the kept task was queued before the latest hold, so it lived then and
-     *    lives now (a queued member run has not ended), and it runs next. So when live reaches
-     *    zero, no worker keeps a hold past its next loop step, and until then the task it runs is
-     *    only the ended member's completion, which releases before it resumes anything (H4). A
-     *    join of the count thus sees zero no later than the end of the holding worker's current
-     *    task, and never waits for other work: no code that might wait for the join (a blocked
-     *    waiter, a task that is not a member) runs on a worker while it holds.
+     *    (safety: nothing here ever counts down early). Liveness: while a worker holds, it runs
+     *    only (a) the code of a member that lives (the running member run, until its member's own
+     *    end, which is a hold or a count-down of its own), (b) a member's completion after its end,
+     *    which releases before it resumes any waiter (H4), or (c) after H3 kept the hold, a member
+     *    run queued before the latest hold, whose member lived then and lives now (a queued member
+     *    run has not ended). So once live has reached zero, a holding worker runs nothing but
+     *    completions until the end of its current task, and releases at its next loop step (no
+     *    queued member run is left to keep the hold). A join of the count thus sees zero no later
+     *    than the end of the holding worker's current task, and never waits for other work: no
+     *    code that might wait for the join (a blocked waiter, a task that is not a member) runs on
+     *    a worker while it holds.
      *
      * 4. Memory ordering: the fields are thread-confined. The release is the count's own
      *    count-down (volatile), issued by this thread after the members' actions it follows, so what
