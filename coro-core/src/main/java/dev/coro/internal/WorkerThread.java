@@ -140,11 +140,11 @@ public abstract class WorkerThread extends Thread {
      * held count; releases it otherwise.
      *
      * @param next the task about to run, or null if there is none
-     * @param fromQueue whether it was popped from the worker's own queue
+     * @param fromQueue whether it was popped from the worker's own queue (so not null)
      * @param index its index in that queue, if so
      */
     protected final void beforeNext(Runnable next, boolean fromQueue, int index) {
-        if (held != null && !(fromQueue && next != null && index - heldBefore < 0 && held.isMemberRun(next))) {
+        if (held != null && !(fromQueue && index - heldBefore < 0 && held.isMemberRun(next))) {
             release();
         }
     }

@@ -18,7 +18,7 @@ final class Resume {
      * the work, the continuation runs on the waking thread instead: a waiter is never lost.
      */
     static void dispatch(Runnable continuation, Scheduler scheduler) {
-        WorkerThread.releaseHeld(); // nothing else runs on a worker while it holds a scope's count-downs
+        WorkerThread.releaseHeld(); // no waiter runs on a worker while it holds a scope's count-downs (WorkerThread H4)
         if (scheduler.isCurrent()) {
             Trampoline.run(continuation, scheduler);
             return;
@@ -37,7 +37,7 @@ final class Resume {
      * the work that thread is running inline (the trampoline).
      */
     static void dispatchQueued(Runnable continuation, Scheduler scheduler) {
-        WorkerThread.releaseHeld();
+        WorkerThread.releaseHeld(); // as in dispatch
         try {
             scheduler.execute(continuation);
         } catch (RejectedExecutionException e) {

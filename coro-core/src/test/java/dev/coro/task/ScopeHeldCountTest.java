@@ -29,6 +29,21 @@ class ScopeHeldCountTest {
         pool.close();
     }
 
+    /** A child of a scope that waits until its completer is completed, then ends with that value. */
+    private record WaitingChild(Task<Integer> handle, Completer<Integer> completer) {
+        /** Spawns one into {@code scope} and returns once it waits (it registered its completer). */
+        static WaitingChild spawnIn(Scope scope) throws InterruptedException {
+            AtomicReference<Completer<Integer>> completer = new AtomicReference<>();
+            CountDownLatch waits = new CountDownLatch(1);
+            Task<Integer> handle = scope.spawn(Task.<Integer>create(c -> {
+                completer.set(c);
+                waits.countDown();
+            }));
+            assertTrue(opens(waits));
+            return new WaitingChild(handle, completer.get());
+        }
+    }
+
     @Test
     void childrenEndingOneAfterAnotherOnAWorkerAreJoinedAndCountedToZero() {
         AtomicInteger ran = new AtomicInteger();
@@ -82,22 +97,16 @@ class ScopeHeldCountTest {
     void aWaiterResumedInlineByAChildsEndRunsOnlyAfterTheChildIsCountedDown() throws Exception {
         Scope scope = Scope.on(pool);
         Scope other = Scope.on(pool);
-        AtomicReference<Completer<Integer>> gate = new AtomicReference<>();
-        CountDownLatch childWaits = new CountDownLatch(1);
-        Task<Integer> child = scope.spawn(Task.<Integer>create(c -> {
-            gate.set(c);
-            childWaits.countDown();
-        }));
-        assertTrue(opens(childWaits));
+        WaitingChild child = WaitingChild.spawnIn(scope);
         CountDownLatch waiterWaits = new CountDownLatch(1);
         CountDownLatch joined = new CountDownLatch(1);
-        Task<Integer> waiter = other.spawn(Task.fromRunnable(waiterWaits::countDown).then(child)
+        Task<Integer> waiter = other.spawn(Task.fromRunnable(waiterWaits::countDown).then(child.handle())
                 .map(v -> {
                     Latches.await(joined); // blocks the one worker, inside the child's completion
                     return v;
                 }));
         assertTrue(opens(waiterWaits)); // the one worker registers the wait in this same run
-        gate.get().complete(7); // the child's resumption goes to the worker, after the waiter's run
+        child.completer().complete(7); // the child's resumption goes to the worker, after the waiter's run
         scope.joinBlocking();
         assertEquals(0, scope.activeCount());
         joined.countDown();
@@ -109,21 +118,15 @@ class ScopeHeldCountTest {
     @Test
     void aWaiterThatItsOwnSchedulerRunsInlineRunsOnlyAfterTheChildIsCountedDown() throws Exception {
         Scope scope = Scope.on(pool);
-        AtomicReference<Completer<Integer>> gate = new AtomicReference<>();
-        CountDownLatch childWaits = new CountDownLatch(1);
-        Task<Integer> child = scope.spawn(Task.<Integer>create(c -> {
-            gate.set(c);
-            childWaits.countDown();
-        }));
-        assertTrue(opens(childWaits));
+        WaitingChild child = WaitingChild.spawnIn(scope);
         CountDownLatch joined = new CountDownLatch(1);
         List<Integer> seen = new ArrayList<>();
-        TaskHandle<Integer> waiter = child.map(v -> { // runs on a direct executor: inline, on the worker
+        TaskHandle<Integer> waiter = child.handle().map(v -> { // runs on a direct executor: inline, on the worker
             Latches.await(joined);
             seen.add(v);
             return v;
         }).start(Scheduler.from(Runnable::run));
-        gate.get().complete(7);
+        child.completer().complete(7);
         scope.joinBlocking();
         joined.countDown();
         assertEquals(7, waiter.join());
@@ -138,23 +141,17 @@ class ScopeHeldCountTest {
     @Test
     void aChildThatEndsInsideATaskNotOfItsScopeIsCountedDownAtOnce() throws Exception {
         Scope scope = Scope.on(pool);
-        AtomicReference<Completer<Integer>> gate = new AtomicReference<>();
-        CountDownLatch childWaits = new CountDownLatch(1);
-        Task<Integer> child = scope.spawn(Task.<Integer>create(c -> {
-            gate.set(c);
-            childWaits.countDown();
-        }));
-        assertTrue(opens(childWaits));
+        WaitingChild child = WaitingChild.spawnIn(scope);
         CountDownLatch joined = new CountDownLatch(1);
         CountDownLatch plainEnded = new CountDownLatch(1);
         pool.execute(() -> {
-            gate.get().complete(7); // the child resumes and ends here, inside this task
+            child.completer().complete(7); // the child resumes and ends here, inside this task
             Latches.await(joined);
             plainEnded.countDown();
         });
         scope.joinBlocking();
         joined.countDown();
         assertTrue(opens(plainEnded));
-        assertEquals(7, child.join());
+        assertEquals(7, child.handle().join());
     }
 }
