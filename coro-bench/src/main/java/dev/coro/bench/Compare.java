@@ -136,7 +136,7 @@ public final class Compare {
             new Workload(GateSerial.class, "gate-serial", List.of("tasks", "locks"), "entry",
                     List.of("coro", "coroBarging", "coroMutex", "kotlinx")),
             new Workload(GateKeyed.class, "gate-keyed", List.of("ops"), "op",
-                    List.of("coro", "stripedVt", "futureChain", "kotlinx", "workAlone"),
+                    List.of("coro", "stripedVt", "futureChain", "kotlinx", "workAlone", "tableAlone"),
                     "workAlone", Map.of()),
             new Workload(GateBudget.class, "gate-budget", List.of("ops"), "op",
                     List.of("coro", "semaphoreFairVt", "workAlone"), "workAlone", Map.of()),
@@ -348,7 +348,8 @@ public final class Compare {
     }
 
     /**
-     * Runs a plain-main measurement ({@link WaiterMemory}, {@link Timers}, {@link EchoLoopback}) in
+     * Runs a plain-main measurement ({@link WaiterMemory}, {@link Timers}, {@link EchoLoopback},
+     * {@link KeyedMemory}, {@link RateLateness}, {@link RedisFleet}) in
      * a JVM of its own with the forks' flags (and, for Netty on JDK 24+, quiet Unsafe access).
      *
      * @param main the class whose {@code main} to run

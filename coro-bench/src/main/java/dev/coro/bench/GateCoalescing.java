@@ -61,6 +61,8 @@ public class GateCoalescing {
     private long loadsSeen;
     private long batches;
     private int[] keyOf;
+    /** The distinct keys among the requests: the fewest loads a batch can need. */
+    private long keysDrawn;
     private CoalescingGate<Integer, Integer> gate;
     private Task<Void> coroRoot;
 
@@ -72,6 +74,7 @@ public class GateCoalescing {
         for (int i = 0; i < requests; i++) {
             keyOf[i] = random.nextInt(keys);
         }
+        keysDrawn = java.util.Arrays.stream(keyOf).distinct().count();
         gate = new CoalescingGate<>();
         @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array is created raw
         Task<Integer>[] loadOf = new Task[keys]; // a load per key, built once: a task is a reusable description
@@ -227,8 +230,8 @@ public class GateCoalescing {
 
     private long check(int left) {
         long n = loads.sum();
-        if (n < keys || n > requests) {
-            throw new IllegalStateException(n + " loads for " + requests + " requests over " + keys + " keys");
+        if (n < keysDrawn || n > requests) {
+            throw new IllegalStateException(n + " loads for " + requests + " requests over " + keysDrawn + " keys");
         }
         if (left != 0) {
             throw new IllegalStateException(left + " entries left in flight");

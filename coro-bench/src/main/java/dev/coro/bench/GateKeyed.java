@@ -3,6 +3,7 @@ package dev.coro.bench;
 import com.google.common.util.concurrent.Striped;
 import dev.coro.bench.peers.KotlinxGatePeers;
 import dev.coro.gate.KeyedSerialGate;
+import dev.coro.internal.KeyTable;
 import dev.coro.task.Task;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -30,11 +31,12 @@ import org.openjdk.jmh.infra.Blackhole;
  * shared {@link LongAdder}), on two workers. One operation of the benchmark is the whole batch; the
  * table divides by {@link #ops}.
  *
- * <p>What each implementation keeps per key afterwards (checked after every operation): Coro's
- * {@code KeyedSerialGate} nothing (its entries leave with their last operation); Guava's
+ * <p>What each implementation keeps per key afterwards: Coro's {@code KeyedSerialGate} nothing (its
+ * entries leave with their last operation, checked after every operation); Guava's
  * {@code Striped<Lock>} its 1,024 locks whatever the keys (and unequal keys that share a stripe wait
  * for each other); the future chain one completed future per key ever used; kotlinx one {@code Mutex}
- * per key ever used.
+ * per key ever used. {@link #tableAlone} is a floor, not an implementation: the gate's key table and
+ * nothing else.
  */
 @State(org.openjdk.jmh.annotations.Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -62,6 +64,8 @@ public class GateKeyed {
     private KeyedSerialGate<Integer> gate;
     private Task<Void> coroRoot;
     private Task<Void> workAloneRoot;
+    private KeyTable<TableNode> table;
+    private Task<Void> tableAloneRoot;
 
     /** Draws the keys (Zipf, exponent 1, seeded) and builds the work and the Coro root tasks. */
     @Setup(Level.Trial)
@@ -78,6 +82,24 @@ public class GateKeyed {
         KeyedSerialGate<Integer> g = gate;
         coroRoot = Pools.Coro.spawnEach(ops, i -> g.within(k[i], w)); // k.length == ops
         workAloneRoot = Pools.Coro.spawnAll(ops, w);
+        table = new KeyTable<>(256); // the size a KeyedSerialGate starts with
+        KeyTable<TableNode> kt = table;
+        Runnable r = work;
+        tableAloneRoot = Pools.Coro.spawnEach(ops, i -> Task.fromRunnable(() -> {
+            TableNode node = new TableNode(k[i]);
+            boolean placed = kt.putIfAbsent(node) == null;
+            r.run();
+            if (placed) {
+                kt.remove(node);
+            }
+        }));
+    }
+
+    /** A key's node in {@link #tableAlone}'s table. */
+    private static final class TableNode extends KeyTable.Node<Integer> {
+        TableNode(Integer key) {
+            super(key);
+        }
     }
 
     /** {@code n} keys in {@code [0, keys)}, Zipf-distributed with exponent 1. */
@@ -132,6 +154,23 @@ public class GateKeyed {
         ran.reset();
         coro.join(workAloneRoot, "GateKeyed.workAlone");
         return check(0, 0, "(no gate)");
+    }
+
+    /**
+     * A floor, not a gate: each operation places a node for its key in the key table
+     * {@code KeyedSerialGate} keeps its keys in ({@code KeyTable}, 256 bins), runs the work and
+     * removes the node; an operation that finds its key in use runs at once, without waiting (no
+     * exclusion), and removes nothing. It measures the table alone, two CASes per operation whose key
+     * is free: what any design pays that keeps each key's state where both workers write it.
+     *
+     * @param coro the pool
+     * @return the operations that ran
+     */
+    @Benchmark
+    public long tableAlone(Pools.Coro coro) {
+        ran.reset();
+        coro.join(tableAloneRoot, "GateKeyed.tableAlone");
+        return check(table.size(), 0, "KeyTable nodes left");
     }
 
     /**

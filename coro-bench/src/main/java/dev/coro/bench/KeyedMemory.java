@@ -25,8 +25,9 @@ import picocli.CommandLine.Option;
  * futures chained per key, a {@code ConcurrentHashMap} of {@code ReentrantLock}s per key (the
  * lock-per-key idiom, the shape of a kotlinx {@code Mutex} per key) and Guava's
  * {@code Striped.lock(1024)}. A plain main, not a JMH benchmark: it measures bytes. Per
- * implementation: full GCs and the used heap, the structure built, the keys run through it (on a
- * two-worker pool or virtual threads, batches of 1,000), full GCs and the used heap again while the
+ * implementation: full GCs and the used heap, the structure built, the keys run through it (Coro on
+ * a two-worker pool in batches of 1,000; the future chain on a fixed pool of two threads; the lock
+ * per key and the striped locks on one virtual thread per use), full GCs and the used heap again while the
  * structure is still referenced. Retained per key = (after - before) / keys. Run it with
  * {@code ./coro bench --keyed-memory}.
  */
@@ -97,6 +98,7 @@ public final class KeyedMemory {
             }
             batch.forEach(CompletableFuture::join);
         }
+        checkRan(ran, keys);
         if (gate.activeKeys() != 0) {
             throw new IllegalStateException(gate.activeKeys() + " entries left");
         }
@@ -116,6 +118,7 @@ public final class KeyedMemory {
             }
             CompletableFuture.allOf(tails.values().toArray(CompletableFuture[]::new)).join();
         }
+        checkRan(ran, keys);
         return tails;
     }
 
@@ -150,6 +153,15 @@ public final class KeyedMemory {
                     });
                 }
             }
+        }
+        checkRan(ran, keys);
+    }
+
+    /** Every key ran once, and every 10th once more. */
+    private static void checkRan(LongAdder ran, int keys) {
+        long expected = keys + (keys + 9L) / 10;
+        if (ran.sum() != expected) {
+            throw new IllegalStateException("ran " + ran.sum() + " uses, expected " + expected);
         }
     }
 }

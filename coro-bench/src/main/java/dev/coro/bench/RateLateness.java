@@ -58,8 +58,8 @@ public final class RateLateness {
     /**
      * Runs the measurement.
      *
-     * @param args {@code --waiters N}, {@code --rate R}, {@code --rounds K} (rounds alternate the
-     *     implementations), {@code --quick} (1,000 waiters), {@code --help}
+     * @param args {@code --waiters N}, {@code --rate R}, {@code --rounds K} (each round runs every
+     *     implementation, in the same order), {@code --quick} (1,000 waiters), {@code --help}
      * @throws Exception if a run fails
      */
     public static void main(String[] args) throws Exception {

@@ -23,7 +23,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code coro}: {@code Task.loop(0, i -> i < n, i -> step(i).map(r -> r + 1))}, where the
  *       step is {@code Task.fromCallable(() -> i + zero)}: a loop whose body is a step that could
  *       wait but ends at once, and a map;</li>
- *   <li>{@code coroRepeat}: {@code Task.fromRunnable(() -> counter++).repeat(n)}, built once;</li>
+ *   <li>{@code coroRepeat}: {@code Task.fromCallable(() -> ++counter).repeat(n)}, built once;</li>
  *   <li>{@code coroDeferLoop}: the loop written by hand as recursion through {@code defer} and
  *       {@code flatMap} (the shape {@code Task.loop} had before it became a node of its own), with
  *       the same body;</li>
