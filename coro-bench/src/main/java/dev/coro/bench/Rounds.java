@@ -21,15 +21,17 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * {@code ./coro bench --rounds-of R REGEX [JMH options]}: the selected benchmarks of one workload, each
  * in a fork of its own, interleaved over {@code R} rounds (round 1 runs them in the workload's
  * order, round 2 starts one later, and so on, so no implementation always goes first), with the
- * cross-core hand-off ({@link CrossCore}) measured before and after each round.
+ * cross-core hand-off ({@link CrossCore}) measured before each fork and after a round's last.
  *
  * <p>Why: this 2-core VM moves between two states (its CPUs sharing a cache or not) within minutes,
  * and one JMH run that forks every implementation in turn can give the baseline one state and the
  * peer another. Rounds put each pair in the same minute or so; the summary is the median of the
  * per-round ratios and how many rounds Coro won, beside each state's rounds.
  *
- * <p>Prints one line per round (the hand-off, each implementation's time per item, Coro's ratio to
- * each peer), then the medians. JMH's own options apply to every fork ({@code -wi 3 -w 1 -i 5 -r 1},
+ * <p>Prints one line per round (the hand-off readings, each implementation's time per item, Coro's
+ * ratio to each peer), then the medians. A round counts in a state's medians only if every one of
+ * its readings agrees: the state can change within a round, and a fork between two readings that
+ * agree ran (almost surely) in that state. JMH's own options apply to every fork ({@code -wi 3 -w 1 -i 5 -r 1},
  * {@code -p} with one value per parameter, {@code -jvmArgsAppend}, {@code -prof}); {@code -f} is
  * ignored (one fork per benchmark per round).
  */
@@ -67,23 +69,25 @@ final class Rounds {
         List<String> names = selection.impls();
         int n = names.size();
         double[][] perItem = new double[rounds][n];
-        double[] handOff = new double[rounds];
-        double[] handOffAfter = new double[rounds];
+        double[][] handOffs = new double[rounds][n + 1]; // before each fork, in the order they ran, and after the last
         out.println(String.format(Locale.ROOT, "%s: %d rounds of %s, each in a fork of its own; ns per %s",
                 workload.label(), rounds, names, workload.itemName()));
         for (int r = 0; r < rounds; r++) {
-            handOff[r] = CrossCore.handOffNanos(300);
             for (int k = 0; k < n; k++) {
                 int i = (r + k) % n; // rotate who goes first
+                handOffs[r][k] = CrossCore.handOffNanos(300);
                 perItem[r][i] = once(cmd, workload, names.get(i));
                 if (Double.isNaN(perItem[r][i])) {
                     out.println("--rounds-of: " + names.get(i) + " gave no result in round " + (r + 1));
                     return 2;
                 }
             }
-            handOffAfter[r] = CrossCore.handOffNanos(300);
-            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "round %2d  hand-off %4.0f..%4.0f ns ",
-                    r + 1, handOff[r], handOffAfter[r]));
+            handOffs[r][n] = CrossCore.handOffNanos(300);
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "round %2d  hand-off", r + 1));
+            for (double h : handOffs[r]) {
+                line.append(String.format(Locale.ROOT, " %3.0f", h));
+            }
+            line.append(" ns ");
             for (int i = 0; i < n; i++) {
                 line.append(String.format(Locale.ROOT, " %s %.1f", names.get(i), perItem[r][i]));
             }
@@ -96,7 +100,7 @@ final class Rounds {
             }
             out.println(line);
         }
-        out.print(summary(names, perItem, handOff, handOffAfter));
+        out.print(summary(names, perItem, handOffs));
         return 0;
     }
 
@@ -140,11 +144,16 @@ final class Rounds {
     }
 
     /**
-     * The medians: all rounds, then the rounds that began and ended in each cross-core state (the
-     * hand-off below 100 ns both before and after, or at least 100 ns both times); a round whose
-     * state changed on the way counts in the first line only.
+     * The medians: all rounds, then the rounds that stayed in each cross-core state (every hand-off
+     * reading of the round below 100 ns, or every one at least 100 ns); a round whose state changed
+     * on the way counts in the first line only.
+     *
+     * @param names the implementations, Coro among them
+     * @param perItem per round, each implementation's time per item
+     * @param handOffs per round, the hand-off readings (before each fork and after the last)
+     * @return the summary's lines
      */
-    static String summary(List<String> names, double[][] perItem, double[] handOff, double[] handOffAfter) {
+    static String summary(List<String> names, double[][] perItem, double[][] handOffs) {
         StringBuilder s = new StringBuilder();
         int base = names.indexOf(Compare.BASELINE);
         Map<String, List<Integer>> groups = new LinkedHashMap<>();
@@ -153,9 +162,10 @@ final class Rounds {
         groups.put(APART, new ArrayList<>());
         for (int r = 0; r < perItem.length; r++) {
             groups.get("all rounds").add(r);
-            boolean sharedBefore = handOff[r] < 100;
-            if (sharedBefore == handOffAfter[r] < 100) {
-                groups.get(sharedBefore ? SHARED : APART).add(r);
+            if (Arrays.stream(handOffs[r]).allMatch(h -> h < 100)) {
+                groups.get(SHARED).add(r);
+            } else if (Arrays.stream(handOffs[r]).allMatch(h -> h >= 100)) {
+                groups.get(APART).add(r);
             }
         }
         for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
@@ -184,8 +194,8 @@ final class Rounds {
         return s.toString();
     }
 
-    private static final String SHARED = "shared cache (hand-off < 100 ns before and after)";
-    private static final String APART = "no shared cache (hand-off >= 100 ns before and after)";
+    private static final String SHARED = "shared cache (every hand-off reading < 100 ns)";
+    private static final String APART = "no shared cache (every hand-off reading >= 100 ns)";
 
     static double median(double[] xs) {
         double[] a = xs.clone();

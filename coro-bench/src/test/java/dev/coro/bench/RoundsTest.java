@@ -30,38 +30,38 @@ class RoundsTest {
 
     @Test
     void theSummaryGivesMediansAndWinsForAllRoundsAndForEachCrossCoreState() {
-        // rounds: (coro, fjp) ns per item, and the hand-off before each
+        // rounds: (coro, fjp) ns per item, and the hand-off before each fork and after the last
         double[][] perItem = {{100, 120}, {110, 100}, {90, 100}, {150, 200}};
-        double[] handOff = {22, 25, 30, 190};
-        double[] handOffAfter = {24, 21, 35, 200};
-        String summary = Rounds.summary(List.of("coro", "fjp"), perItem, handOff, handOffAfter);
+        double[][] handOffs = {{22, 23, 24}, {25, 30, 21}, {30, 28, 35}, {190, 210, 200}};
+        String summary = Rounds.summary(List.of("coro", "fjp"), perItem, handOffs);
         List<String> lines = summary.lines().toList();
         assertEquals(3, lines.size(), summary);
         // ratios 0.833, 1.1, 0.9, 0.75: median of all (0.833 + 0.9) / 2 = 0.87; wins 3 of 4
         assertEquals("all rounds (4): coro 105.0 fjp 110.0  coro/fjp median 0.87x, Coro faster in 3 of 4",
                 lines.get(0));
-        assertEquals("shared cache (hand-off < 100 ns before and after) (3): coro 100.0 fjp 100.0  coro/fjp median "
+        assertEquals("shared cache (every hand-off reading < 100 ns) (3): coro 100.0 fjp 100.0  coro/fjp median "
                 + "0.90x, Coro faster in 2 of 3", lines.get(1));
-        assertEquals("no shared cache (hand-off >= 100 ns before and after) (1): coro 150.0 fjp 200.0  coro/fjp "
+        assertEquals("no shared cache (every hand-off reading >= 100 ns) (1): coro 150.0 fjp 200.0  coro/fjp "
                 + "median 0.75x, Coro faster in 1 of 1", lines.get(2));
     }
 
     @Test
     void aStateWithNoRoundsIsLeftOut() {
-        String summary = Rounds.summary(List.of("coro", "fjp"), new double[][] {{1, 2}}, new double[] {20},
-                new double[] {20});
+        String summary = Rounds.summary(List.of("coro", "fjp"), new double[][] {{1, 2}},
+                new double[][] {{20, 20, 20}});
         assertEquals(2, summary.lines().count(), summary);
         assertTrue(!summary.contains("no shared cache"), summary);
     }
 
     @Test
     void aRoundWhoseStateChangedCountsInAllRoundsOnly() {
+        // the first round's state changed between its forks, though its first and last readings agree
         String summary = Rounds.summary(List.of("coro", "fjp"), new double[][] {{1, 2}, {3, 2}},
-                new double[] {20, 190}, new double[] {190, 190});
+                new double[][] {{190, 20, 190}, {190, 200, 190}});
         List<String> lines = summary.lines().toList();
         assertEquals(2, lines.size(), summary);
         assertTrue(lines.get(0).startsWith("all rounds (2):"), summary);
-        assertTrue(lines.get(1).startsWith("no shared cache (hand-off >= 100 ns before and after) (1): coro 3.0 fjp 2.0"),
+        assertTrue(lines.get(1).startsWith("no shared cache (every hand-off reading >= 100 ns) (1): coro 3.0 fjp 2.0"),
                 summary);
     }
 
