@@ -4,11 +4,10 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -29,9 +28,9 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * per-round ratios and how many rounds Coro won, beside each state's rounds.
  *
  * <p>Prints one line per round (the hand-off readings, each implementation's time per item, Coro's
- * ratio to each peer), then the medians. A round counts in a state's medians only if every one of
- * its readings agrees: the state can change within a round, and a fork between two readings that
- * agree ran (almost surely) in that state. JMH's own options apply to every fork ({@code -wi 3 -w 1 -i 5 -r 1},
+ * ratio to each peer), then the medians, over all rounds and per state: a fork counts in a state
+ * when the readings just before and after it agree on it (the state can change within a round;
+ * a fork between two readings that agree ran, almost surely, in that state). JMH's own options apply to every fork ({@code -wi 3 -w 1 -i 5 -r 1},
  * {@code -p} with one value per parameter, {@code -jvmArgsAppend}, {@code -prof}); {@code -f} is
  * ignored (one fork per benchmark per round).
  */
@@ -74,7 +73,7 @@ final class Rounds {
                 workload.label(), rounds, names, workload.itemName()));
         for (int r = 0; r < rounds; r++) {
             for (int k = 0; k < n; k++) {
-                int i = (r + k) % n; // rotate who goes first
+                int i = (r + k) % n; // rotate who goes first (position(r, i, n) == k)
                 handOffs[r][k] = CrossCore.handOffNanos(300);
                 perItem[r][i] = once(cmd, workload, names.get(i));
                 if (Double.isNaN(perItem[r][i])) {
@@ -144,47 +143,53 @@ final class Rounds {
     }
 
     /**
-     * The medians: all rounds, then the rounds that stayed in each cross-core state (every hand-off
-     * reading of the round below 100 ns, or every one at least 100 ns); a round whose state changed
-     * on the way counts in the first line only.
+     * The medians: over all rounds, then over the forks that ran in each cross-core state. A fork
+     * ran in a state when the readings just before and just after it agree on it (both below 100
+     * ns: shared cache; both at least 100 ns: none); a fork whose readings disagree counts in the
+     * first line only. In a state's line an implementation's time is the median of its forks in
+     * that state, and Coro's ratio to a peer the median over the rounds in which both ran in it.
      *
      * @param names the implementations, Coro among them
      * @param perItem per round, each implementation's time per item
-     * @param handOffs per round, the hand-off readings (before each fork and after the last)
+     * @param handOffs per round, the hand-off readings: before each fork in the order they ran, and
+     *     after the last
      * @return the summary's lines
      */
     static String summary(List<String> names, double[][] perItem, double[][] handOffs) {
-        StringBuilder s = new StringBuilder();
+        int n = names.size();
         int base = names.indexOf(Compare.BASELINE);
-        Map<String, List<Integer>> groups = new LinkedHashMap<>();
-        groups.put("all rounds", new ArrayList<>());
-        groups.put(SHARED, new ArrayList<>());
-        groups.put(APART, new ArrayList<>());
-        for (int r = 0; r < perItem.length; r++) {
-            groups.get("all rounds").add(r);
-            if (Arrays.stream(handOffs[r]).allMatch(h -> h < 100)) {
-                groups.get(SHARED).add(r);
-            } else if (Arrays.stream(handOffs[r]).allMatch(h -> h >= 100)) {
-                groups.get(APART).add(r);
+        StringBuilder s = new StringBuilder();
+        for (Boolean shared : new Boolean[] {null, true, false}) {
+            // in[r][i]: fork i of round r counts in this line
+            boolean[][] in = new boolean[perItem.length][n];
+            boolean any = false;
+            for (int r = 0; r < perItem.length; r++) {
+                for (int i = 0; i < n; i++) {
+                    int k = position(r, i, n);
+                    boolean before = handOffs[r][k] < 100;
+                    in[r][i] = shared == null || (before == shared && handOffs[r][k + 1] < 100 == shared);
+                    any |= in[r][i] && i == base;
+                }
             }
-        }
-        for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
-            List<Integer> rs = g.getValue();
-            if (rs.isEmpty()) {
+            if (!any) {
                 continue;
             }
-            s.append(String.format(Locale.ROOT, "%s (%d):", g.getKey(), rs.size()));
-            for (int i = 0; i < names.size(); i++) {
-                final int col = i;
-                s.append(String.format(Locale.ROOT, " %s %.1f", names.get(i),
-                        median(rs.stream().mapToDouble(r -> perItem[r][col]).toArray())));
+            s.append(shared == null ? "all rounds (" + perItem.length + "):" : shared ? SHARED : APART);
+            for (int i = 0; i < n; i++) {
+                double[] times = column(perItem, in, i, i);
+                s.append(times.length == 0 ? String.format(Locale.ROOT, " %s -", names.get(i))
+                        : String.format(Locale.ROOT, " %s %.1f", names.get(i), median(times))
+                                + (shared == null ? "" : " (" + times.length + ")"));
             }
-            for (int i = 0; i < names.size(); i++) {
+            for (int i = 0; i < n; i++) {
                 if (i == base) {
                     continue;
                 }
-                final int col = i;
-                double[] ratios = rs.stream().mapToDouble(r -> perItem[r][base] / perItem[r][col]).toArray();
+                double[] ratios = column(perItem, in, base, i);
+                if (ratios.length == 0) {
+                    s.append(String.format(Locale.ROOT, "  coro/%s: no round with both in this state", names.get(i)));
+                    continue;
+                }
                 long wins = Arrays.stream(ratios).filter(x -> x < 1).count();
                 s.append(String.format(Locale.ROOT, "  coro/%s median %.2fx, Coro faster in %d of %d",
                         names.get(i), median(ratios), wins, ratios.length));
@@ -194,8 +199,24 @@ final class Rounds {
         return s.toString();
     }
 
-    private static final String SHARED = "shared cache (every hand-off reading < 100 ns)";
-    private static final String APART = "no shared cache (every hand-off reading >= 100 ns)";
+    /**
+     * Where implementation {@code i} ran in round {@code r}: round {@code r} runs implementation
+     * {@code (r + k) % n} {@code k}-th, so that no implementation always goes first.
+     */
+    static int position(int r, int i, int n) {
+        return Math.floorMod(i - r, n);
+    }
+
+    /** Per round in which forks {@code a} and {@code b} both count: a's time over b's (a's own time if a == b). */
+    private static double[] column(double[][] perItem, boolean[][] in, int a, int b) {
+        return IntStream.range(0, perItem.length)
+                .filter(r -> in[r][a] && in[r][b])
+                .mapToDouble(r -> a == b ? perItem[r][a] : perItem[r][a] / perItem[r][b])
+                .toArray();
+    }
+
+    private static final String SHARED = "shared cache (forks between readings < 100 ns):";
+    private static final String APART = "no shared cache (forks between readings >= 100 ns):";
 
     static double median(double[] xs) {
         double[] a = xs.clone();
