@@ -25,14 +25,14 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * <p>Why: this 2-core VM moves between two states (its CPUs sharing a cache or not) within minutes,
  * and one JMH run that forks every implementation in turn can give the baseline one state and the
  * peer another. Rounds put each pair in the same minute or so; the summary is the median of the
- * per-round ratios and how many rounds Coro won, beside each state's rounds.
+ * per-round ratios and how many rounds Coro won, beside the same for each state's forks.
  *
  * <p>Prints one line per round (the hand-off readings, each implementation's time per item, Coro's
  * ratio to each peer), then the medians, over all rounds and per state: a fork counts in a state
- * when the readings just before and after it agree on it (the state can change within a round;
- * a fork between two readings that agree ran, almost surely, in that state). JMH's own options apply to every fork ({@code -wi 3 -w 1 -i 5 -r 1},
- * {@code -p} with one value per parameter, {@code -jvmArgsAppend}, {@code -prof}); {@code -f} is
- * ignored (one fork per benchmark per round).
+ * when the readings just before and after it agree on it (the state can change within a round; a
+ * fork between two readings that agree ran, almost surely, in that state). JMH's own options apply
+ * to every fork ({@code -wi 3 -w 1 -i 5 -r 1}, {@code -p} with one value per parameter,
+ * {@code -jvmArgsAppend}, {@code -prof}); {@code -f} is ignored (one fork per benchmark per round).
  */
 final class Rounds {
     private Rounds() {}
