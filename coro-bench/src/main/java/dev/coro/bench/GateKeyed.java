@@ -5,6 +5,7 @@ import dev.coro.bench.peers.KotlinxGatePeers;
 import dev.coro.gate.KeyedSerialGate;
 import dev.coro.internal.KeyTable;
 import dev.coro.task.Task;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,10 +33,10 @@ import org.openjdk.jmh.infra.Blackhole;
  * table divides by {@link #ops}.
  *
  * <p>What each implementation keeps per key afterwards: Coro's {@code KeyedSerialGate} nothing (its
- * entries leave with their last operation, checked after every operation); Guava's
- * {@code Striped<Lock>} its 1,024 locks whatever the keys (and unequal keys that share a stripe wait
- * for each other); the future chain one completed future per key ever used; kotlinx one {@code Mutex}
- * per key ever used. {@link #tableAlone} is a floor, not an implementation: the gate's key table and
+ * entries leave with their last operation); Guava's {@code Striped<Lock>} its 1,024 locks whatever
+ * the keys (and unequal keys that share a stripe wait for each other); the future chain one completed
+ * future per key ever used; kotlinx one {@code Mutex} per key ever used. After every operation each
+ * of these counts is checked (Guava's is fixed). {@link #tableAlone} is a floor, not an implementation: the gate's key table and
  * nothing else.
  */
 @State(org.openjdk.jmh.annotations.Scope.Benchmark)
@@ -61,6 +62,8 @@ public class GateKeyed {
     private final LongAdder ran = new LongAdder();
     private Runnable work;
     private int[] keyOf;
+    /** The distinct keys in {@link #keyOf}: what the future chain and kotlinx keep afterwards. */
+    private int keysDrawn;
     private KeyedSerialGate<Integer> gate;
     private Task<Void> coroRoot;
     private Task<Void> workAloneRoot;
@@ -76,6 +79,7 @@ public class GateKeyed {
             ran.increment();
         };
         keyOf = zipf(ops, keys, 42);
+        keysDrawn = (int) Arrays.stream(keyOf).distinct().count();
         gate = new KeyedSerialGate<>();
         Task<Void> w = Task.fromRunnable(work);
         int[] k = keyOf;
@@ -223,7 +227,7 @@ public class GateKeyed {
         } finally {
             Watchdog.end();
         }
-        return check(0, 0, "(future chain)");
+        return check(tails.size(), keysDrawn, "futures in the chain's map (one per key used)");
     }
 
     /**
@@ -237,13 +241,14 @@ public class GateKeyed {
     @Benchmark
     public long kotlinx(Pools.Kotlinx kx) {
         ran.reset();
+        int mutexes;
         Watchdog.begin("GateKeyed.kotlinx");
         try {
-            KotlinxGatePeers.kotlinxMutexPerKey(keyOf, work, kx.dispatcher);
+            mutexes = KotlinxGatePeers.kotlinxMutexPerKey(keyOf, work, kx.dispatcher);
         } finally {
             Watchdog.end();
         }
-        return check(0, 0, "(kotlinx)");
+        return check(mutexes, keysDrawn, "kotlinx mutexes (one per key used)");
     }
 
     private long check(int left, int expected, String what) {

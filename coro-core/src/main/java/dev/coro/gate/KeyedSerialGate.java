@@ -631,7 +631,8 @@ public final class KeyedSerialGate<K> implements KeyedGate<K> {
      * bins, 1 KB, as much as 16 bins a cache line apart, but two keys in use at once share a bin
      * 16 times less often, and a shared bin is a bucket (an array copied on each change, and a
      * count that every worker writes). Measured: 4% less time per operation on the keyed benchmark
-     * when the two CPUs share no cache, the same when they do.
+     * when the two CPUs share no cache, the same when they do. 256 bins a line apart (16 KB) and 1,024
+     * adjacent bins were measured too: the gate's time did not change in either state.
      */
     private static final int INITIAL_BINS = 256;
 
