@@ -36,8 +36,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * entries leave with their last operation); Guava's {@code Striped<Lock>} its 1,024 locks whatever
  * the keys (and unequal keys that share a stripe wait for each other); the future chain one completed
  * future per key ever used; kotlinx one {@code Mutex} per key ever used. After every operation each
- * of these counts is checked (Guava's is fixed). {@link #tableAlone} is a floor, not an implementation: the gate's key table and
- * nothing else.
+ * of these counts is checked (Guava's is fixed). {@link #tableAlone} is a floor, not an
+ * implementation: the gate's key table and nothing else.
  */
 @State(org.openjdk.jmh.annotations.Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
